@@ -1,0 +1,118 @@
+// swift-tools-version:6.1
+//
+// Waymark: multi-gateway passive tracking of Bluetooth LE beacons.
+//
+// The target graph mirrors the architecture (see README.md, "Architecture"):
+//   pure core    WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation
+//   C bindings   CBlueZ, CMosquitto, CLibPQ  (one .systemLibrary each)
+//   C wrappers   WaymarkBluetooth, WaymarkMQTT, WaymarkPostgres
+//   services     WaymarkEdge, WaymarkAggregator, WaymarkReports, WaymarkConfig
+//   programs     waymark, waymark-edge, waymark-aggregator, waymark-bench
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "waymark",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "waymark", targets: ["waymark"]),
+        .executable(name: "waymark-edge", targets: ["waymark-edge"]),
+        .executable(name: "waymark-aggregator", targets: ["waymark-aggregator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // MARK: Pure core (no C, no I/O)
+        .target(name: "WaymarkCore", swiftSettings: strict),
+        .target(name: "WaymarkAdvertising", dependencies: ["WaymarkCore"], swiftSettings: strict),
+        .target(name: "WaymarkFusion", dependencies: ["WaymarkCore"], swiftSettings: strict),
+        .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkFusion"], swiftSettings: strict),
+
+        // MARK: C libraries, each behind one Swift wrapper module
+        .systemLibrary(
+            name: "CBlueZ", path: "Sources/CBlueZ", pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(
+            name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+        .target(name: "WaymarkBluetooth", dependencies: ["CBlueZ", "WaymarkAdvertising"], swiftSettings: strict),
+        .target(name: "WaymarkMQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
+        .target(name: "WaymarkPostgres", dependencies: ["CLibPQ"], swiftSettings: strict),
+
+        // MARK: Configuration and services
+        .target(
+            name: "WaymarkConfig",
+            dependencies: ["WaymarkCore", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+        .target(
+            name: "WaymarkEdge",
+            dependencies: [
+                "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "WaymarkAggregator",
+            dependencies: [
+                "WaymarkCore", "WaymarkFusion", "WaymarkConfig", "WaymarkMQTT", "WaymarkPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "WaymarkReports",
+            dependencies: ["WaymarkCore", "WaymarkPostgres"],
+            swiftSettings: strict),
+
+        // MARK: Programs (thin @main over testable libraries)
+        .executableTarget(
+            name: "waymark",
+            dependencies: [
+                "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
+                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "waymark-edge",
+            dependencies: [
+                "WaymarkEdge",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "waymark-aggregator",
+            dependencies: [
+                "WaymarkAggregator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "waymark-bench",
+            dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig"],
+            path: "Benchmarks/waymark-bench",
+            swiftSettings: strict),
+
+        // MARK: Tests
+        .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
+        .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge"]),
+        .testTarget(name: "WaymarkAggregatorTests", dependencies: ["WaymarkAggregator"]),
+        .testTarget(
+            name: "WaymarkIntegrationTests",
+            dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres"]),
+    ]
+)

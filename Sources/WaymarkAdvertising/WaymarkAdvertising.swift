@@ -1,0 +1,2 @@
+// WaymarkAdvertising: see README.md "Architecture". Work in progress.
+enum WaymarkAdvertisingModule {}

@@ -1,0 +1,2 @@
+// WaymarkAggregator: see README.md "Architecture". Work in progress.
+enum WaymarkAggregatorModule {}

@@ -1,0 +1,2 @@
+// WaymarkBluetooth: see README.md "Architecture". Work in progress.
+enum WaymarkBluetoothModule {}

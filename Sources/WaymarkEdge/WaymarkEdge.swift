@@ -1,0 +1,2 @@
+// WaymarkEdge: see README.md "Architecture". Work in progress.
+enum WaymarkEdgeModule {}

@@ -1,0 +1,2 @@
+// WaymarkFusion: see README.md "Architecture". Work in progress.
+enum WaymarkFusionModule {}

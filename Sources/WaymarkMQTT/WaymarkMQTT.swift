@@ -1,0 +1,2 @@
+// WaymarkMQTT: see README.md "Architecture". Work in progress.
+enum WaymarkMQTTModule {}

@@ -1,0 +1,2 @@
+// WaymarkPostgres: see README.md "Architecture". Work in progress.
+enum WaymarkPostgresModule {}

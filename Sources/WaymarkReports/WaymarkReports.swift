@@ -1,0 +1,2 @@
+// WaymarkReports: see README.md "Architecture". Work in progress.
+enum WaymarkReportsModule {}

@@ -1,0 +1,2 @@
+// WaymarkSimulation: see README.md "Architecture". Work in progress.
+enum WaymarkSimulationModule {}

@@ -1,0 +1,9 @@
+import ArgumentParser
+
+@main
+struct Waymark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "waymark",
+        abstract: "Multi-gateway passive tracking of Bluetooth LE beacons.",
+        subcommands: [SiteCommand.self])
+}
