@@ -12,7 +12,6 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
@@ -27,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // MARK: Pure core (no C, no I/O)
@@ -55,9 +56,20 @@ let package = Package(
             dependencies: ["WaymarkCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
         .target(
+            name: "WaymarkService",
+            dependencies: [
+                "WaymarkCore",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        .target(
             name: "WaymarkEdge",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
+                "WaymarkService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -65,6 +77,7 @@ let package = Package(
             name: "WaymarkAggregator",
             dependencies: [
                 "WaymarkCore", "WaymarkFusion", "WaymarkConfig", "WaymarkMQTT", "WaymarkPostgres",
+                "WaymarkService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -109,8 +122,8 @@ let package = Package(
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
         .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig"]),
-        .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge"]),
-        .testTarget(name: "WaymarkAggregatorTests", dependencies: ["WaymarkAggregator"]),
+        .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
+        .testTarget(name: "WaymarkAggregatorTests", dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService"]),
         .testTarget(
             name: "WaymarkIntegrationTests",
             dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres"]),
