@@ -1,2 +1,0 @@
-// WaymarkPostgres: see README.md "Architecture". Work in progress.
-enum WaymarkPostgresModule {}
