@@ -1,2 +1,0 @@
-// WaymarkMQTT: see README.md "Architecture". Work in progress.
-enum WaymarkMQTTModule {}
