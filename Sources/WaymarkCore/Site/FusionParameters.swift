@@ -1,6 +1,9 @@
 /// The `fusion:` section of the site file: every tunable of the fusion engine, with its default.
-/// Keys in the file are the snake_case names given on each property.
+/// Keys in the file are the snake_case names given on each property. Tuning the engine for a venue
+/// is a change to this section only.
 public struct FusionParameters: Hashable, Sendable, Codable {
+    // MARK: Region state, monitored set, journeys
+
     /// `exit_delay_s`: seconds without qualifying evidence before a region is left (Core Location
     /// uses about 30 s).
     public var exitDelayS: Double = 30
@@ -8,6 +11,12 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     public var monitoredSetSize: Int = 20
     /// `journey_timeout_s`: seconds outside every region that end a journey.
     public var journeyTimeoutS: Double = 600
+    /// `journey_max_regions`: regions kept per journey (bounds per-device memory); later regions of a
+    /// very long journey are still reported as visits but no longer listed in the journey.
+    public var journeyMaxRegions: Int = 200
+
+    // MARK: Distance and proximity
+
     /// `default_measured_power_dbm`: RSSI at 1 m when the advert carries none.
     public var defaultMeasuredPowerDBm: Double = -59
     /// `path_loss_exponent`: n in RSSI = P1m − 10·n·log10(d).
@@ -21,18 +30,57 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     /// `gateway_silence_s`: a gateway that sent nothing for this long counts as offline.
     public var gatewaySilenceS: Double = 30
 
+    // MARK: RSSI smoothing (1-D Kalman filter per device and gateway)
+
+    /// `rssi_process_noise_db2_per_s`: how fast the true RSSI may drift (dB² per second); larger
+    /// follows movement faster, smaller smooths more.
+    public var rssiProcessNoise: Double = 6
+    /// `rssi_measurement_noise_db2`: variance of one RSSI reading (dB²).
+    public var rssiMeasurementNoise: Double = 25
+    /// `outlier_gate_sigma`: readings further than this many standard deviations from the
+    /// prediction are rejected as outliers.
+    public var outlierGateSigma: Double = 3
+    /// `outlier_max_run`: after this many consecutive rejected readings the filter accepts the new
+    /// level (the device really moved).
+    public var outlierMaxRun: Int = 3
+
+    // MARK: Current region
+
+    /// `switch_margin_db`: a challenger must be closer than the current region by this much,
+    /// expressed as path loss in dB (equivalently a distance ratio of 10^(margin/(10·n))).
+    public var switchMarginDB: Double = 3
+    /// `switch_dwell_s`: …for this long without interruption.
+    public var switchDwellS: Double = 2
+    /// `nonadjacent_margin_db` / `nonadjacent_dwell_s`: the stronger, longer evidence a challenger
+    /// needs when it is not adjacent to the current region in the beacon graph.
+    public var nonadjacentMarginDB: Double = 6
+    public var nonadjacentDwellS: Double = 5
+    /// `reacquire_s`: how long a device with a current region must be heard inside a region outside
+    /// its monitored set, and inside none of its set, before its set is rebuilt there.
+    public var reacquireS: Double = 5
+
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case exitDelayS = "exit_delay_s"
         case monitoredSetSize = "monitored_set_size"
         case journeyTimeoutS = "journey_timeout_s"
+        case journeyMaxRegions = "journey_max_regions"
         case defaultMeasuredPowerDBm = "default_measured_power_dbm"
         case pathLossExponent = "path_loss_exponent"
         case immediateM = "immediate_m"
         case nearM = "near_m"
         case stalenessS = "staleness_s"
         case gatewaySilenceS = "gateway_silence_s"
+        case rssiProcessNoise = "rssi_process_noise_db2_per_s"
+        case rssiMeasurementNoise = "rssi_measurement_noise_db2"
+        case outlierGateSigma = "outlier_gate_sigma"
+        case outlierMaxRun = "outlier_max_run"
+        case switchMarginDB = "switch_margin_db"
+        case switchDwellS = "switch_dwell_s"
+        case nonadjacentMarginDB = "nonadjacent_margin_db"
+        case nonadjacentDwellS = "nonadjacent_dwell_s"
+        case reacquireS = "reacquire_s"
     }
 
     /// The keys the site file may use in `fusion:`.
@@ -40,23 +88,40 @@ public struct FusionParameters: Hashable, Sendable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = FusionParameters()
-        exitDelayS = try c.decodeIfPresent(Double.self, forKey: .exitDelayS) ?? d.exitDelayS
-        monitoredSetSize = try c.decodeIfPresent(Int.self, forKey: .monitoredSetSize) ?? d.monitoredSetSize
-        journeyTimeoutS = try c.decodeIfPresent(Double.self, forKey: .journeyTimeoutS) ?? d.journeyTimeoutS
-        defaultMeasuredPowerDBm = try c.decodeIfPresent(Double.self, forKey: .defaultMeasuredPowerDBm) ?? d.defaultMeasuredPowerDBm
-        pathLossExponent = try c.decodeIfPresent(Double.self, forKey: .pathLossExponent) ?? d.pathLossExponent
-        immediateM = try c.decodeIfPresent(Double.self, forKey: .immediateM) ?? d.immediateM
-        nearM = try c.decodeIfPresent(Double.self, forKey: .nearM) ?? d.nearM
-        stalenessS = try c.decodeIfPresent(Double.self, forKey: .stalenessS) ?? d.stalenessS
-        gatewaySilenceS = try c.decodeIfPresent(Double.self, forKey: .gatewaySilenceS) ?? d.gatewaySilenceS
+        func get<T: Decodable>(_ key: CodingKeys, _ path: WritableKeyPath<FusionParameters, T>, in p: inout FusionParameters) throws {
+            if let v = try c.decodeIfPresent(T.self, forKey: key) { p[keyPath: path] = v }
+        }
+        var p = FusionParameters()
+        try get(.exitDelayS, \.exitDelayS, in: &p)
+        try get(.monitoredSetSize, \.monitoredSetSize, in: &p)
+        try get(.journeyTimeoutS, \.journeyTimeoutS, in: &p)
+        try get(.journeyMaxRegions, \.journeyMaxRegions, in: &p)
+        try get(.defaultMeasuredPowerDBm, \.defaultMeasuredPowerDBm, in: &p)
+        try get(.pathLossExponent, \.pathLossExponent, in: &p)
+        try get(.immediateM, \.immediateM, in: &p)
+        try get(.nearM, \.nearM, in: &p)
+        try get(.stalenessS, \.stalenessS, in: &p)
+        try get(.gatewaySilenceS, \.gatewaySilenceS, in: &p)
+        try get(.rssiProcessNoise, \.rssiProcessNoise, in: &p)
+        try get(.rssiMeasurementNoise, \.rssiMeasurementNoise, in: &p)
+        try get(.outlierGateSigma, \.outlierGateSigma, in: &p)
+        try get(.outlierMaxRun, \.outlierMaxRun, in: &p)
+        try get(.switchMarginDB, \.switchMarginDB, in: &p)
+        try get(.switchDwellS, \.switchDwellS, in: &p)
+        try get(.nonadjacentMarginDB, \.nonadjacentMarginDB, in: &p)
+        try get(.nonadjacentDwellS, \.nonadjacentDwellS, in: &p)
+        try get(.reacquireS, \.reacquireS, in: &p)
+        self = p
     }
 
     /// Problems with the values, as (key, message with the fix).
     public func problems() -> [(key: String, message: String)] {
         var out: [(String, String)] = []
         func positive(_ v: Double, _ key: CodingKeys) {
-            if !(v > 0) || !v.isFinite { out.append((key.rawValue, "must be a positive number of seconds or metres, got \(v)")) }
+            if !(v > 0) || !v.isFinite { out.append((key.rawValue, "must be a positive number, got \(v)")) }
+        }
+        func nonNegative(_ v: Double, _ key: CodingKeys) {
+            if !(v >= 0) || !v.isFinite { out.append((key.rawValue, "must be zero or a positive number, got \(v)")) }
         }
         positive(exitDelayS, .exitDelayS)
         positive(journeyTimeoutS, .journeyTimeoutS)
@@ -64,7 +129,19 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         positive(gatewaySilenceS, .gatewaySilenceS)
         positive(immediateM, .immediateM)
         positive(nearM, .nearM)
-        if monitoredSetSize < 1 { out.append((CodingKeys.monitoredSetSize.rawValue, "must be at least 1, got \(monitoredSetSize)")) }
+        positive(rssiProcessNoise, .rssiProcessNoise)
+        positive(rssiMeasurementNoise, .rssiMeasurementNoise)
+        positive(outlierGateSigma, .outlierGateSigma)
+        nonNegative(switchMarginDB, .switchMarginDB)
+        nonNegative(switchDwellS, .switchDwellS)
+        nonNegative(nonadjacentMarginDB, .nonadjacentMarginDB)
+        nonNegative(nonadjacentDwellS, .nonadjacentDwellS)
+        nonNegative(reacquireS, .reacquireS)
+        if monitoredSetSize < 1 || monitoredSetSize > 1000 {
+            out.append((CodingKeys.monitoredSetSize.rawValue, "must be between 1 and 1000 (Core Location allows 20), got \(monitoredSetSize)"))
+        }
+        if journeyMaxRegions < 1 { out.append((CodingKeys.journeyMaxRegions.rawValue, "must be at least 1, got \(journeyMaxRegions)")) }
+        if outlierMaxRun < 0 { out.append((CodingKeys.outlierMaxRun.rawValue, "must be 0 or more, got \(outlierMaxRun)")) }
         if !(pathLossExponent >= 1.5 && pathLossExponent <= 6) {
             out.append((CodingKeys.pathLossExponent.rawValue, "must be between 1.5 and 6 (2 is free space, 2.5–3.5 is typical indoors), got \(pathLossExponent)"))
         }
@@ -72,6 +149,12 @@ public struct FusionParameters: Hashable, Sendable, Codable {
             out.append((CodingKeys.defaultMeasuredPowerDBm.rawValue, "must be between -100 and 20 dBm (typical beacons: -59), got \(defaultMeasuredPowerDBm)"))
         }
         if immediateM >= nearM { out.append((CodingKeys.nearM.rawValue, "must be larger than immediate_m (\(immediateM)), got \(nearM)")) }
+        if nonadjacentMarginDB < switchMarginDB {
+            out.append((CodingKeys.nonadjacentMarginDB.rawValue, "must be at least switch_margin_db (\(switchMarginDB)): non-adjacent switches need stronger evidence, got \(nonadjacentMarginDB)"))
+        }
+        if nonadjacentDwellS < switchDwellS {
+            out.append((CodingKeys.nonadjacentDwellS.rawValue, "must be at least switch_dwell_s (\(switchDwellS)): non-adjacent switches need longer evidence, got \(nonadjacentDwellS)"))
+        }
         return out
     }
 }

@@ -1,0 +1,131 @@
+import WaymarkCore
+
+/// The current region (DESIGN.md §3): choice, hysteresis, adjacency, inferred paths, visits,
+/// journeys and monitored-set rotation.
+extension DeviceState {
+    /// Picks the current region among the inside regions at `t`: fast entry when there is none,
+    /// a switch only for a challenger that leads by the margin for the dwell (stricter when it is
+    /// not adjacent), and a move or a leave when the current region is no longer inside.
+    mutating func evaluateCurrent(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        var best = -1, bestRank = Int.max, bestDistance = Double.infinity, cur = -1
+        for i in slots.indices {
+            if slots[i].region == current { cur = i }
+            guard slots[i].state == .inside else { continue }
+            let (p, d) = proximity(slots[i], at: t, ctx)
+            let distance = d ?? .infinity
+            if p.rank < bestRank || (p.rank == bestRank && distance < bestDistance) {
+                best = i; bestRank = p.rank; bestDistance = distance
+            }
+        }
+        if current < 0 {
+            challenger = -1
+            if best >= 0 { enter(slots[best].region, at: t, ctx, into: &out) }
+            return
+        }
+        if cur < 0 || slots[cur].state != .inside {
+            let left = cur >= 0 ? min(slots[cur].lastQualifying, t) : t
+            if best >= 0 {
+                move(to: slots[best].region, since: max(left, min(slots[best].enteredAt, t)), at: t, ctx, into: &out)
+            } else {
+                leave(exitedAt: left, at: t, ctx, into: &out)
+            }
+            return
+        }
+        guard best >= 0, best != cur else { challenger = -1; return }
+        let p = ctx.parameters
+        let rival = slots[best].region
+        let adjacent = ctx.isAdjacent(current, rival)
+        let incumbent = proximity(slots[cur], at: t, ctx).1 ?? .infinity
+        let lead = ctx.leadDB(incumbent: incumbent, challenger: bestDistance)
+        guard lead > 0, lead >= (adjacent ? p.switchMarginDB : p.nonadjacentMarginDB) else { challenger = -1; return }
+        if challenger != rival { challenger = rival; challengerSince = t }
+        if t - challengerSince >= (adjacent ? p.switchDwellS : p.nonadjacentDwellS) {
+            move(to: rival, since: challengerSince, at: t, ctx, into: &out)
+        }
+    }
+
+    /// Enters `region` with no current region before.
+    mutating func enter(_ region: Int32, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        current = region
+        visitEntered = t
+        challenger = -1
+        if !journeyActive { journeyStarted = t; journeyRegions.removeAll() }
+        appendToJourney(region, ctx)
+        outsideSince = .nan
+        out.append(.location(.init(t: t, device: id, region: ctx.regionIDs[Int(region)])))
+        rotate(around: region, at: t, ctx, into: &out)
+    }
+
+    /// Leaves the current region for none; the visit ends at the last qualifying evidence.
+    mutating func leave(exitedAt left: Double, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        guard current >= 0 else { return }
+        closeVisit(exited: left, at: t, ctx, into: &out)
+        current = -1
+        challenger = -1
+        outsideSince = max(left, visitEntered)
+        nextDeadline = min(nextDeadline, outsideSince + ctx.parameters.journeyTimeoutS)
+        out.append(.location(.init(t: t, device: id, region: nil)))
+    }
+
+    /// Moves from the current region to `region`; the switch happened at `since` and was confirmed
+    /// at `t`. A non-adjacent move records the shortest graph path between them as inferred visits.
+    mutating func move(to region: Int32, since: Double, at t: Double, adopting: Link? = nil,
+                       _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        let old = current
+        let switchTime = max(since, visitEntered)
+        closeVisit(exited: switchTime, at: t, ctx, into: &out)
+        var previous = old
+        if !ctx.isAdjacent(old, region) {
+            for mid in ctx.pathBetween(old, region) {
+                out.append(.transition(.init(t: switchTime, device: id, from: ctx.regionIDs[Int(previous)],
+                                             to: ctx.regionIDs[Int(mid)], inferred: true)))
+                out.append(.visit(.init(t: t, device: id, region: ctx.regionIDs[Int(mid)],
+                                        entered: switchTime, exited: switchTime, inferred: true)))
+                appendToJourney(mid, ctx)
+                previous = mid
+            }
+        }
+        out.append(.transition(.init(t: switchTime, device: id, from: ctx.regionIDs[Int(previous)],
+                                     to: ctx.regionIDs[Int(region)], inferred: previous != old)))
+        current = region
+        visitEntered = switchTime
+        challenger = -1
+        appendToJourney(region, ctx)
+        out.append(.location(.init(t: t, device: id, region: ctx.regionIDs[Int(region)])))
+        rotate(around: region, at: t, ctx, into: &out)
+        if let link = adopting { adopt(link, region: region, at: t, ctx, into: &out) }
+    }
+
+    mutating func closeVisit(exited: Double, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        out.append(.visit(.init(t: t, device: id, region: ctx.regionIDs[Int(current)],
+                                entered: visitEntered, exited: max(exited, visitEntered), inferred: false)))
+    }
+
+    mutating func appendToJourney(_ region: Int32, _ ctx: FusionContext) {
+        if journeyRegions.last != region && journeyRegions.count < ctx.parameters.journeyMaxRegions {
+            journeyRegions.append(region)
+        }
+    }
+
+    /// Makes the monitored set the one around `region`, keeping the state and filters of regions
+    /// that stay; new regions start `unknown`.
+    mutating func rotate(around region: Int32, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        let target = ctx.monitoredSets[Int(region)]
+        if slots.count == target.count && slots.first?.region == region
+            && zip(slots, target).allSatisfy({ $0.region == $1 }) { return }
+        var newSlots: [Slot] = []
+        newSlots.reserveCapacity(target.count)
+        var newLinks: [Link] = []
+        newLinks.reserveCapacity(target.count)
+        for r in target {
+            newSlots.append(slotIndex(of: r).map { slots[$0] } ?? Slot(region: r, lastQualifying: t))
+            for g in ctx.regionGateways[Int(r)] where !newLinks.contains(where: { $0.gateway == g }) {
+                newLinks.append(linkIndex(of: g).map { links[$0] } ?? Link(gateway: g))
+            }
+        }
+        slots = newSlots
+        links = newLinks
+        nextDeadline = min(nextDeadline, t + ctx.parameters.exitDelayS)
+        out.append(.monitored(.init(t: t, device: id, regions: target.map { ctx.regionIDs[Int($0)] })))
+    }
+}

@@ -1,0 +1,109 @@
+import WaymarkCore
+
+/// One validated, interned reading handed to a device.
+struct Reading {
+    var gateway: Int32
+    var rssi: Float
+    var measuredPower: Double
+    var weight: Float
+    var time: Double
+}
+
+extension DeviceState {
+    /// Applies one reading: timers up to its time, the filter of its gateway, the states of the
+    /// monitored regions it anchors, re-acquisition when it is outside the set, then the current
+    /// region. Returns whether the reading was rejected as an outlier.
+    mutating func observe(_ r: Reading, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
+        if r.time >= nextDeadline { expire(upTo: r.time, ctx, health, into: &out) }
+        lastTime = max(lastTime, r.time)
+        var rejected = false
+        if let li = linkIndex(of: r.gateway) {
+            rejected = links[li].filter.update(rssi: r.rssi, weight: r.weight, at: r.time, tuning: ctx.tuning) == .rejected
+            let corrected = Double(links[li].filter.level) + ctx.gatewayOffset[Int(r.gateway)]
+            links[li].distance = Float(ctx.pathLoss.distance(rssi: corrected, measuredPower: r.measuredPower))
+            for region in ctx.gatewayRegions[Int(r.gateway)] {
+                guard let si = slotIndex(of: region) else { continue }
+                updateSlot(si, at: r.time, ctx, into: &out)
+            }
+        } else {
+            rejected = observeOutsideSet(r, ctx, health, into: &out)
+        }
+        evaluateCurrent(at: r.time, ctx, into: &out)
+        return rejected
+    }
+
+    /// Recomputes a slot's distance from its gateways' links after a sighting at `t`, and enters
+    /// the region at once when the distance is within its radius.
+    mutating func updateSlot(_ si: Int, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        let region = Int(slots[si].region)
+        var best = Float.infinity
+        for g in ctx.regionGateways[region] {
+            guard let li = linkIndex(of: g), links[li].filter.isFresh(at: t, staleness: ctx.parameters.stalenessS) else { continue }
+            best = min(best, links[li].distance)
+        }
+        slots[si].distance = best
+        slots[si].lastHeard = max(slots[si].lastHeard, t)
+        guard Double(best) <= ctx.regionRadius[region] else { return }
+        slots[si].lastQualifying = max(slots[si].lastQualifying, t)
+        if slots[si].state != .inside {
+            slots[si].state = .inside
+            slots[si].enteredAt = t
+            out.append(stateOutput(slots[si], at: t, ctx))
+        }
+    }
+
+    /// A gateway anchoring no monitored region heard the device. Keeps the strongest such gateway
+    /// as the re-acquisition candidate and rebuilds the set around its region when the device has
+    /// no current region, or when it has been heard inside the candidate region — and inside none
+    /// of its monitored regions — for `reacquire_s`.
+    mutating func observeOutsideSet(_ r: Reading, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
+        guard let region = ctx.gatewayRegions[Int(r.gateway)].first else { return false }
+        let staleness = ctx.parameters.stalenessS
+        if candidate.gateway != r.gateway {
+            if candidate.gateway >= 0, candidate.filter.isFresh(at: r.time, staleness: staleness),
+               Double(candidate.filter.level) + ctx.gatewayOffset[Int(candidate.gateway)]
+                >= Double(r.rssi) + ctx.gatewayOffset[Int(r.gateway)] {
+                return false  // a stronger candidate is already being watched
+            }
+            candidate = Link(gateway: r.gateway)
+            candidateSince = .infinity
+        }
+        let rejected = candidate.filter.update(rssi: r.rssi, weight: r.weight, at: r.time, tuning: ctx.tuning) == .rejected
+        let corrected = Double(candidate.filter.level) + ctx.gatewayOffset[Int(r.gateway)]
+        let distance = ctx.pathLoss.distance(rssi: corrected, measuredPower: r.measuredPower)
+        candidate.distance = Float(distance)
+        guard distance <= ctx.regionRadius[Int(region)] else {
+            candidateSince = .infinity
+            return rejected
+        }
+        if candidateSince == .infinity { candidateSince = r.time }
+        if current >= 0 {
+            guard r.time - candidateSince >= ctx.parameters.reacquireS,
+                  !slots.contains(where: { $0.lastQualifying >= candidateSince && $0.state == .inside })
+            else { return rejected }
+        }
+        reacquire(region: region, at: r.time, ctx, into: &out)
+        return rejected
+    }
+
+    /// Rebuilds the monitored set around `region`, handing it the candidate's filter, and makes it
+    /// the current region (a jump from the old current region, if any).
+    mutating func reacquire(region: Int32, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        let since = candidateSince.isFinite ? candidateSince : t
+        let handed = candidate
+        candidate = Link(gateway: -1)
+        candidateSince = .infinity
+        if current >= 0 {
+            move(to: region, since: since, at: t, adopting: handed, ctx, into: &out)
+        } else {
+            rotate(around: region, at: t, ctx, into: &out)
+            adopt(handed, region: region, at: t, ctx, into: &out)
+        }
+    }
+
+    /// Installs a filter carried over from the candidate and updates the region's slot with it.
+    mutating func adopt(_ link: Link, region: Int32, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        if let li = linkIndex(of: link.gateway) { links[li] = link }
+        if let si = slotIndex(of: region) { updateSlot(si, at: t, ctx, into: &out) }
+    }
+}

@@ -1,0 +1,80 @@
+import WaymarkCore
+
+/// Timers (exit after `exit_delay_s`, journey end after `journey_timeout_s`) and gateway outages.
+extension DeviceState {
+    /// When `region` became observable (one of its gateways online and not silent), or nil when it
+    /// is not observable at `t`.
+    static func availableSince(_ region: Int32, at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth]) -> Double? {
+        var since: Double? = nil
+        for g in ctx.regionGateways[Int(region)] where health[Int(g)].isObservable(at: t, silence: ctx.parameters.gatewaySilenceS) {
+            since = min(since ?? .infinity, health[Int(g)].availableSince)
+        }
+        return since
+    }
+
+    /// Fires every timer due at or before `t`, each with its own time.
+    mutating func expire(upTo t: Double, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) {
+        let exitDelay = ctx.parameters.exitDelayS
+        var currentLeftAt: Double? = nil
+        for i in slots.indices where slots[i].state != .outside {
+            guard let since = Self.availableSince(slots[i].region, at: t, ctx, health) else { continue }
+            let deadline = max(slots[i].lastQualifying, since) + exitDelay
+            guard deadline <= t else { continue }
+            slots[i].state = .outside
+            out.append(stateOutput(slots[i], at: deadline, ctx))
+            if slots[i].region == current { currentLeftAt = deadline }
+        }
+        if let when = currentLeftAt { evaluateCurrent(at: when, ctx, into: &out) }
+        if current < 0, journeyActive, !outsideSince.isNaN, outsideSince + ctx.parameters.journeyTimeoutS <= t {
+            endJourney(ended: outsideSince, at: outsideSince + ctx.parameters.journeyTimeoutS, ctx, into: &out)
+        }
+        refreshDeadline(ctx, health, at: t)
+    }
+
+    mutating func endJourney(ended: Double, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        out.append(.journey(.init(t: t, device: id, started: journeyStarted, ended: ended,
+                                  regions: journeyRegions.map { ctx.regionIDs[Int($0)] })))
+        journeyStarted = .nan
+        journeyRegions = []
+        outsideSince = .nan
+    }
+
+    /// The earliest pending timer. Evidence only moves timers later, so between refreshes this
+    /// is a safe lower bound.
+    mutating func refreshDeadline(_ ctx: FusionContext, _ health: [GatewayHealth], at t: Double) {
+        var next = Double.infinity
+        for s in slots where s.state != .outside {
+            guard let since = Self.availableSince(s.region, at: t, ctx, health) else { continue }
+            next = min(next, max(s.lastQualifying, since) + ctx.parameters.exitDelayS)
+        }
+        if current < 0, journeyActive, !outsideSince.isNaN { next = min(next, outsideSince + ctx.parameters.journeyTimeoutS) }
+        nextDeadline = next
+    }
+
+    /// Regions whose every gateway is now offline or silent become `unknown` at `t`; when the
+    /// current region is one of them the device leaves it (its visit ends at the last evidence).
+    mutating func markUnobservable(gateway: Int32, at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth],
+                                   into out: inout [FusionOutput]) {
+        var currentLost = false
+        for i in slots.indices where slots[i].state != .unknown {
+            guard ctx.regionGateways[Int(slots[i].region)].contains(gateway),
+                  Self.availableSince(slots[i].region, at: t, ctx, health) == nil else { continue }
+            slots[i].state = .unknown
+            out.append(stateOutput(slots[i], at: t, ctx))
+            if slots[i].region == current { currentLost = true }
+        }
+        if currentLost { evaluateCurrent(at: t, ctx, into: &out) }
+    }
+
+    /// Closes the open visit and journey at `t` (end of input).
+    mutating func finish(at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) {
+        expire(upTo: t, ctx, health, into: &out)
+        if current >= 0 {
+            closeVisit(exited: t, at: t, ctx, into: &out)
+            current = -1
+            challenger = -1
+            outsideSince = t
+        }
+        if journeyActive { endJourney(ended: outsideSince.isNaN ? t : outsideSince, at: t, ctx, into: &out) }
+    }
+}

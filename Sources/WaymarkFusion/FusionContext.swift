@@ -1,0 +1,78 @@
+import WaymarkCore
+
+/// The site, reduced to the integer tables the engine's hot path reads, plus the parameters.
+/// Built once per engine; shared by reference so that copying an engine stays cheap.
+final class FusionContext: Sendable {
+    let parameters: FusionParameters
+    let tuning: RSSIFilter.Tuning
+    let pathLoss: PathLoss
+    let regionIDs: [String]
+    let regionGateways: [[Int32]]
+    let regionRadius: [Double]
+    let gatewayIDs: [String]
+    let gatewayOffset: [Double]
+    /// For each gateway, the regions anchored at it.
+    let gatewayRegions: [[Int32]]
+    /// For each region, its monitored set: itself first, then by shortest-path length.
+    let monitoredSets: [[Int32]]
+    let graph: BeaconGraph
+
+    init(site: Site) {
+        let p = site.fusion
+        parameters = p
+        tuning = .init(
+            processNoise: Float(p.rssiProcessNoise), measurementNoise: Float(p.rssiMeasurementNoise),
+            gateSquared: Float(p.outlierGateSigma * p.outlierGateSigma), maxRun: Int32(p.outlierMaxRun),
+            staleness: p.stalenessS)
+        pathLoss = .init(exponent: p.pathLossExponent, immediateM: p.immediateM, nearM: p.nearM)
+        regionIDs = site.regions.map(\.id)
+        regionGateways = site.regions.map { r in r.gateways.compactMap { site.gatewayIndex($0).map(Int32.init) } }
+        regionRadius = site.regions.map(\.radiusM)
+        gatewayIDs = site.gateways.map(\.id)
+        gatewayOffset = site.gateways.map(\.rssiOffsetDB)
+        gatewayRegions = site.regionsByGateway.map { $0.map(Int32.init) }
+        graph = site.graph
+        monitoredSets = site.regions.indices.map { r in
+            site.graph.nearest(to: r, limit: p.monitoredSetSize).map { Int32($0.region) }
+        }
+    }
+
+    func isAdjacent(_ a: Int32, _ b: Int32) -> Bool { graph.areAdjacent(Int(a), Int(b)) }
+
+    /// Regions strictly between `a` and `b` on the shortest path; empty when adjacent or unreachable.
+    func pathBetween(_ a: Int32, _ b: Int32) -> [Int32] {
+        guard let path = graph.shortestPath(from: Int(a), to: Int(b)), path.regions.count > 2 else { return [] }
+        return path.regions.dropFirst().dropLast().map(Int32.init)
+    }
+
+    /// Path loss lead in dB of distance `challenger` over `incumbent` (positive: challenger nearer).
+    func leadDB(incumbent: Double, challenger: Double) -> Double {
+        if !incumbent.isFinite { return challenger.isFinite ? .infinity : 0 }
+        if !challenger.isFinite { return -.infinity }
+        return 10 * parameters.pathLossExponent * logTen(incumbent / challenger)
+    }
+}
+
+/// What the engine knows about a gateway's health (DESIGN.md §3: offline or silent gateways make
+/// their regions `unknown`).
+struct GatewayHealth: Sendable, Hashable, Codable {
+    /// Explicit `offline` status received and not yet contradicted.
+    var reportedOffline = false
+    /// Silence already turned into `unknown` states by `advance(to:)`.
+    var silenceHandled = false
+    /// Time of the last sighting or heartbeat.
+    var lastHeard = -Double.infinity
+    /// When the gateway last became available (first sign of life after offline or silence).
+    var availableSince = -Double.infinity
+
+    func isObservable(at t: Double, silence: Double) -> Bool {
+        !reportedOffline && !silenceHandled && t - lastHeard <= silence
+    }
+
+    mutating func heard(at t: Double, silence: Double) {
+        if !isObservable(at: t, silence: silence) { availableSince = t }
+        reportedOffline = false
+        silenceHandled = false
+        lastHeard = max(lastHeard, t)
+    }
+}

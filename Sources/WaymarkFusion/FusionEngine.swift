@@ -1,0 +1,154 @@
+public import WaymarkCore
+
+/// The fusion engine (DESIGN.md §3): turns sightings, gateway status and the passage of time into
+/// region states, current regions, visits, journeys, transitions and monitored-set rotations.
+///
+/// A pure state machine: no I/O, no clock. Every call takes the time of its evidence and returns
+/// what happened, in order. The aggregator runs it live; `waymark replay` runs it over a file.
+///
+/// ```swift
+/// var engine = FusionEngine(site: site)
+/// let device = engine.handle(for: id)                 // intern once per device
+/// let gw = site.gatewayIndex("gw-lobby")!              // intern once per gateway
+/// var outputs = engine.ingest(Observation(device: device, gateway: gw, time: t, rssi: -71))
+/// outputs += engine.advance(to: now)                   // timers: exits, journeys, silence
+/// ```
+///
+/// Call `advance(to:)` regularly (about once per second of evidence time): it fires the exit and
+/// journey timers of devices that are no longer heard and turns silent gateways into `unknown`
+/// regions. Times should be non-decreasing per device; readings older than the device's latest
+/// evidence are still filtered, but timers already fired are not undone.
+public struct FusionEngine: Sendable {
+    public let site: Site
+    let ctx: FusionContext
+    var devices: [DeviceState] = []
+    var deviceIndex: [DeviceID: Int32] = [:]
+    var health: [GatewayHealth]
+    /// Set when a gateway came back; the next `advance` recomputes every device's timers.
+    var gatewayReturned = false
+    /// Readings rejected or ignored, by cause.
+    public internal(set) var counters = FusionCounters()
+
+    public init(site: Site) {
+        self.site = site
+        self.ctx = FusionContext(site: site)
+        self.health = Array(repeating: GatewayHealth(), count: site.gateways.count)
+    }
+
+    /// The handle of `device`, creating its state on first use. Handles are small integers valid
+    /// for the life of this engine; keep them next to the device id to avoid hashing per sighting.
+    public mutating func handle(for device: DeviceID) -> DeviceHandle {
+        if let i = deviceIndex[device] { return DeviceHandle(index: i) }
+        let i = Int32(devices.count)
+        devices.append(DeviceState(id: device))
+        deviceIndex[device] = i
+        return DeviceHandle(index: i)
+    }
+
+    /// The handle of a device already known to the engine.
+    public func existingHandle(for device: DeviceID) -> DeviceHandle? {
+        deviceIndex[device].map(DeviceHandle.init(index:))
+    }
+
+    /// Devices the engine tracks.
+    public var deviceCount: Int { devices.count }
+
+    /// Applies one reading. See `Observation` for the validity rules; invalid readings are counted
+    /// in `counters` and change nothing.
+    public mutating func ingest(_ o: Observation) -> [FusionOutput] {
+        var out: [FusionOutput] = []
+        ingest(o, into: &out)
+        return out
+    }
+
+    /// Applies one reading, appending what happened to `out` (no allocation when nothing did).
+    public mutating func ingest(_ o: Observation, into out: inout [FusionOutput]) {
+        guard o.gateway >= 0, o.gateway < health.count else { counters.unknownGateway += 1; return }
+        guard Int(o.device.index) < devices.count, o.device.index >= 0 else { counters.unknownDevice += 1; return }
+        guard o.rssi.isFinite, o.rssi <= 0, o.rssi >= -127 else { counters.implausibleRSSI += 1; return }
+        let power = o.tx ?? ctx.parameters.defaultMeasuredPowerDBm
+        guard power.isFinite, power >= -100, power <= 20 else { counters.implausibleTxPower += 1; return }
+        guard o.time.isFinite else { counters.invalidTime += 1; return }
+        health[o.gateway].heard(at: o.time, silence: ctx.parameters.gatewaySilenceS)
+        let reading = Reading(gateway: Int32(o.gateway), rssi: Float(o.rssi), measuredPower: power,
+                              weight: Float(max(1, o.weight)), time: o.time)
+        if devices[Int(o.device.index)].observe(reading, ctx, health, into: &out) { counters.outliers += 1 }
+        counters.accepted += 1
+    }
+
+    /// Applies one entry of a gateway's window batch: the window's mean RSSI as one reading at the
+    /// time of the last advert, weighted by the number of adverts it averages.
+    public mutating func ingest(_ entry: SightingBatch.Entry, device: DeviceHandle, gateway: Int, into out: inout [FusionOutput]) {
+        ingest(Observation(device: device, gateway: gateway, time: entry.last, rssi: entry.rssiMean,
+                           tx: entry.tx, weight: Double(max(1, entry.count))), into: &out)
+    }
+
+    /// Marks that `gateway` is alive at `t` without any sighting (an empty batch).
+    public mutating func gatewayHeartbeat(_ gateway: Int, at t: Double) {
+        guard gateway >= 0, gateway < health.count else { return }
+        if !health[gateway].isObservable(at: t, silence: ctx.parameters.gatewaySilenceS) { gatewayReturned = true }
+        health[gateway].heard(at: t, silence: ctx.parameters.gatewaySilenceS)
+    }
+
+    /// A gateway's retained status changed. Offline makes the regions that depend only on it
+    /// `unknown` for every device at `t`; online makes them observable again (they stay `unknown`
+    /// until evidence, or become `outside` after `exit_delay_s` without it).
+    public mutating func gatewayStatus(_ gateway: Int, online: Bool, at t: Double) -> [FusionOutput] {
+        guard gateway >= 0, gateway < health.count else { return [] }
+        var out: [FusionOutput] = []
+        if online {
+            gatewayHeartbeat(gateway, at: t)
+        } else if !health[gateway].reportedOffline {
+            health[gateway].reportedOffline = true
+            for i in devices.indices { devices[i].markUnobservable(gateway: Int32(gateway), at: t, ctx, health, into: &out) }
+        }
+        return out
+    }
+
+    /// Fires every timer due at or before `t`: exits after `exit_delay_s`, journey ends after
+    /// `journey_timeout_s`, and gateways silent for `gateway_silence_s`.
+    public mutating func advance(to t: Double) -> [FusionOutput] {
+        var out: [FusionOutput] = []
+        let silence = ctx.parameters.gatewaySilenceS
+        for g in health.indices where !health[g].silenceHandled && !health[g].reportedOffline
+            && health[g].lastHeard.isFinite && health[g].lastHeard + silence < t {
+            let when = health[g].lastHeard + silence
+            health[g].silenceHandled = true
+            for i in devices.indices { devices[i].markUnobservable(gateway: Int32(g), at: when, ctx, health, into: &out) }
+        }
+        let all = gatewayReturned
+        gatewayReturned = false
+        for i in devices.indices where all || devices[i].nextDeadline <= t {
+            devices[i].expire(upTo: t, ctx, health, into: &out)
+        }
+        return out
+    }
+
+    /// End of input: fires due timers, then closes every open visit and journey at `t`.
+    public mutating func finish(at t: Double) -> [FusionOutput] {
+        var out = advance(to: t)
+        for i in devices.indices { devices[i].finish(at: t, ctx, health, into: &out) }
+        return out
+    }
+}
+
+/// A device interned by `FusionEngine.handle(for:)`.
+public struct DeviceHandle: Hashable, Sendable {
+    public let index: Int32
+}
+
+/// Readings the engine did not use, by cause (DESIGN.md §3: implausible inputs are rejected and
+/// counted, never turned into absurd distances).
+public struct FusionCounters: Hashable, Sendable, Codable {
+    /// Readings applied (including outliers, which update timing but not the level).
+    public var accepted = 0
+    /// Readings the RSSI filter rejected as outliers.
+    public var outliers = 0
+    /// Positive, non-finite or below −127 dBm RSSI.
+    public var implausibleRSSI = 0
+    /// Measured power at 1 m outside −100…+20 dBm.
+    public var implausibleTxPower = 0
+    public var invalidTime = 0
+    public var unknownGateway = 0
+    public var unknownDevice = 0
+}

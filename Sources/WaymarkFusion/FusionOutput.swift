@@ -1,0 +1,125 @@
+public import WaymarkCore
+
+/// A device's state for one region of its monitored set (Core Location's `CLRegionState`).
+public enum RegionState: String, Sendable, Codable, Hashable {
+    case unknown, inside, outside
+}
+
+/// How close a device is to a region (Core Location's `CLProximity`).
+public enum Proximity: String, Sendable, Codable, Hashable {
+    case immediate, near, far, unknown
+
+    /// Sort rank: nearer buckets first, `unknown` last.
+    var rank: Int {
+        switch self {
+        case .immediate: 0
+        case .near: 1
+        case .far: 2
+        case .unknown: 3
+        }
+    }
+}
+
+/// What the fusion engine decided. Every output names the device, the region(s) by site id, and
+/// `t`: the time of the evidence (Unix seconds), never the time of processing.
+public enum FusionOutput: Sendable, Hashable {
+    /// The device's state for one region changed.
+    case state(StateChange)
+    /// The device's current region changed (`region` nil: it is in none).
+    case location(LocationChange)
+    /// A visit ended (or was inferred along a path).
+    case visit(Visit)
+    /// The device's monitored set was rotated or rebuilt.
+    case monitored(MonitoredSet)
+    /// A journey ended.
+    case journey(Journey)
+    /// The device moved from one region to the next (one per step of an inferred path).
+    case transition(Transition)
+
+    public struct StateChange: Sendable, Hashable {
+        public var t: Double
+        public var device: DeviceID
+        public var region: String
+        public var state: RegionState
+        public var proximity: Proximity
+        /// Smoothed distance estimate in metres; nil when the device has not been heard recently.
+        public var distanceM: Double?
+    }
+
+    public struct LocationChange: Sendable, Hashable {
+        public var t: Double
+        public var device: DeviceID
+        public var region: String?
+    }
+
+    public struct Visit: Sendable, Hashable {
+        /// The time of the evidence that closed the visit.
+        public var t: Double
+        public var device: DeviceID
+        public var region: String
+        public var entered: Double
+        public var exited: Double
+        public var inferred: Bool
+        public var dwellS: Double { exited - entered }
+    }
+
+    public struct MonitoredSet: Sendable, Hashable {
+        public var t: Double
+        public var device: DeviceID
+        /// Region ids, the current (or re-acquired) region first, then by shortest-path length.
+        public var regions: [String]
+    }
+
+    public struct Journey: Sendable, Hashable {
+        public var t: Double
+        public var device: DeviceID
+        public var started: Double
+        public var ended: Double
+        /// Regions in the order they were visited (consecutive repeats collapsed).
+        public var regions: [String]
+    }
+
+    public struct Transition: Sendable, Hashable {
+        public var t: Double
+        public var device: DeviceID
+        public var from: String
+        public var to: String
+        public var inferred: Bool
+    }
+
+    /// The time of the evidence.
+    public var t: Double {
+        switch self {
+        case .state(let o): o.t
+        case .location(let o): o.t
+        case .visit(let o): o.t
+        case .monitored(let o): o.t
+        case .journey(let o): o.t
+        case .transition(let o): o.t
+        }
+    }
+
+    /// The device the output is about.
+    public var device: DeviceID {
+        switch self {
+        case .state(let o): o.device
+        case .location(let o): o.device
+        case .visit(let o): o.device
+        case .monitored(let o): o.device
+        case .journey(let o): o.device
+        case .transition(let o): o.device
+        }
+    }
+
+    /// The `type` of the output in the replay JSONL.
+    public var type: String {
+        switch self {
+        case .state: "state"
+        case .location: "location"
+        case .visit: "visit"
+        case .monitored: "monitored"
+        case .journey: "journey"
+        case .transition: "transition"
+        }
+    }
+}

@@ -1,2 +1,0 @@
-// WaymarkFusion: see README.md "Architecture". Work in progress.
-enum WaymarkFusionModule {}
