@@ -1,2 +1,0 @@
-// WaymarkAdvertising: see README.md "Architecture". Work in progress.
-enum WaymarkAdvertisingModule {}
