@@ -1,2 +1,0 @@
-// WaymarkReports: see README.md "Architecture". Work in progress.
-enum WaymarkReportsModule {}
