@@ -91,7 +91,7 @@ let package = Package(
             name: "waymark",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
-                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT",
+                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkBluetooth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

@@ -2,7 +2,9 @@
 # Installs the Debian packages Waymark needs to build, test and run the demo.
 # Idempotent: installs only what is missing, and touches no running service.
 #   scripts/setup.sh            build + test dependencies
-#   scripts/setup.sh --vm       also what the HCI VM test needs (qemu, busybox, cpio)
+#   scripts/setup.sh --vm       also what the HCI VM test needs (qemu, busybox, cpio, gcc;
+#                               bluez for the hciconfig run.sh copies into the VM; mosquitto-clients
+#                               for mosquitto_sub in the VM)
 set -euo pipefail
 
 packages=(
@@ -15,7 +17,7 @@ packages=(
   librsvg2-bin       # rsvg-convert: renders the SVG map in tests
 )
 if [[ "${1:-}" == "--vm" ]]; then
-  packages+=(qemu-system-x86 busybox-static cpio gcc)
+  packages+=(qemu-system-x86 busybox-static cpio gcc bluez mosquitto-clients)
 fi
 
 missing=()

@@ -1,2 +1,0 @@
-// WaymarkBluetooth: see README.md "Architecture". Work in progress.
-enum WaymarkBluetoothModule {}
