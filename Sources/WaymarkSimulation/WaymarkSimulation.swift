@@ -1,2 +1,0 @@
-// WaymarkSimulation: see README.md "Architecture". Work in progress.
-enum WaymarkSimulationModule {}
