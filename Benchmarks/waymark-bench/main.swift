@@ -1,2 +1,20 @@
-// Benchmarks print figures; they never assert. Run: swift run -c release waymark-bench [NAME]
-print("waymark-bench: no benchmarks yet")
+// Benchmarks print figures; they never assert. Run: swift run -c release waymark-bench NAME
+// (NAME from the table below, or `all`). To add one: write `enum XBenchmark { static func run() }`
+// in its own file and add a line to the table.
+
+let benchmarks: [(name: String, run: () -> Void)] = [
+    ("decode", DecodeBenchmark.run),
+]
+
+let name = CommandLine.arguments.dropFirst().first
+if let run = benchmarks.first(where: { $0.name == name })?.run {
+    run()
+} else if name == "all" {
+    for b in benchmarks {
+        print("== \(b.name)")
+        b.run()
+    }
+} else {
+    print("usage: waymark-bench NAME  (one of: \(benchmarks.map(\.name).joined(separator: ", ")), all)")
+    if let name { print("unknown benchmark '\(name)'") }
+}

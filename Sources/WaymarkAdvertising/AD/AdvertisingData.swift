@@ -19,6 +19,12 @@ public struct AdvertisingData: Hashable, Sendable {
         try self.init(parsing: Array(bytes))
     }
 
+    /// Parses AD structures without throwing: the data, or why it is malformed.
+    public static func parseResult(_ bytes: [UInt8]) -> Result<AdvertisingData, ADDecodeError> {
+        if let error = validate(bytes) { return .failure(error) }
+        return .success(AdvertisingData(validated: bytes))
+    }
+
     init(validated bytes: [UInt8]) {
         self.bytes = bytes
     }

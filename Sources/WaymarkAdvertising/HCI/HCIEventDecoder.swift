@@ -33,15 +33,32 @@ public enum HCIEventDecoder {
 
     /// Decodes one event from a span of bytes.
     public static func decode(span bytes: Span<UInt8>) throws(HCIDecodeError) -> [AdvertisingReport] {
-        let header = try parseHeader(bytes)
         var reports: [AdvertisingReport] = []
-        reports.reserveCapacity(header.count)
-        if header.extended {
-            try decodeExtended(bytes, from: header.start, count: header.count, into: &reports)
-        } else {
-            try decodeLegacy(bytes, from: header.start, count: header.count, into: &reports)
-        }
+        if let error = decode(bytes, into: &reports) { throw error }
         return reports
+    }
+
+    /// Decodes one event without throwing: the reports, or why the event was rejected. Handy
+    /// where rejections are routine and only counted.
+    public static func decodeResult(_ bytes: [UInt8]) -> Result<[AdvertisingReport], HCIDecodeError> {
+        var reports: [AdvertisingReport] = []
+        if let error = decode(bytes.span, into: &reports) { return .failure(error) }
+        return .success(reports)
+    }
+
+    /// The core: appends the event's reports to `reports` and returns nil, or returns the error
+    /// (reports appended before the error are then meaningless). Errors are returned rather than
+    /// thrown so that rejecting garbage costs no more than accepting data.
+    static func decode(_ bytes: Span<UInt8>, into reports: inout [AdvertisingReport]) -> HCIDecodeError? {
+        let header: Header
+        switch parseHeader(bytes) {
+        case .success(let h): header = h
+        case .failure(let e): return e
+        }
+        reports.reserveCapacity(header.count)
+        return header.extended
+            ? decodeExtended(bytes, from: header.start, count: header.count, into: &reports)
+            : decodeLegacy(bytes, from: header.start, count: header.count, into: &reports)
     }
 
     struct Header {
@@ -51,42 +68,42 @@ public enum HCIEventDecoder {
         var start: Int
     }
 
-    static func parseHeader(_ bytes: Span<UInt8>) throws(HCIDecodeError) -> Header {
+    static func parseHeader(_ bytes: Span<UInt8>) -> Result<Header, HCIDecodeError> {
         let n = bytes.count
-        guard n > 0 else { throw .empty }
+        guard n > 0 else { return .failure(.empty) }
         var p = 0
         if bytes[0] == h4EventIndicator {
             p = 1
         } else if bytes[0] != leMetaEventCode {
-            throw .notEventPacket(firstByte: bytes[0])
+            return .failure(.notEventPacket(firstByte: bytes[0]))
         }
-        guard n - p >= 2 else { throw .truncatedHeader(length: n) }
-        guard bytes[p] == leMetaEventCode else { throw .notLEMetaEvent(eventCode: bytes[p]) }
+        guard n - p >= 2 else { return .failure(.truncatedHeader(length: n)) }
+        guard bytes[p] == leMetaEventCode else { return .failure(.notLEMetaEvent(eventCode: bytes[p])) }
         let declared = Int(bytes[p + 1])
         p += 2
-        guard declared == n - p else { throw .parameterLengthMismatch(declared: declared, actual: n - p) }
-        guard declared >= 2 else { throw .truncatedHeader(length: n) }
+        guard declared == n - p else { return .failure(.parameterLengthMismatch(declared: declared, actual: n - p)) }
+        guard declared >= 2 else { return .failure(.truncatedHeader(length: n)) }
         let subevent = bytes[p]
         guard subevent == advertisingReportSubevent || subevent == extendedAdvertisingReportSubevent else {
-            throw .unsupportedSubevent(subevent)
+            return .failure(.unsupportedSubevent(subevent))
         }
         let count = Int(bytes[p + 1])
-        guard count > 0 else { throw .noReports }
-        return Header(extended: subevent == extendedAdvertisingReportSubevent, count: count, start: p + 2)
+        guard count > 0 else { return .failure(.noReports) }
+        return .success(Header(extended: subevent == extendedAdvertisingReportSubevent, count: count, start: p + 2))
     }
 
     /// Legacy report: event type, address type, address (6, LSB first), data length, data, RSSI.
     static func decodeLegacy(
         _ bytes: Span<UInt8>, from start: Int, count: Int, into reports: inout [AdvertisingReport]
-    ) throws(HCIDecodeError) {
+    ) -> HCIDecodeError? {
         let end = bytes.count
         var p = start
         for index in 0..<count {
-            guard end - p >= 9 else { throw .truncatedReport(index: index) }
+            guard end - p >= 9 else { return .truncatedReport(index: index) }
             let length = Int(bytes[p + 8])
-            guard length <= 31 else { throw .legacyDataTooLong(index: index, length: length) }
+            guard length <= 31 else { return .legacyDataTooLong(index: index, length: length) }
             let dataStart = p + 9
-            guard end - dataStart >= length + 1 else { throw .truncatedReport(index: index) }
+            guard end - dataStart >= length + 1 else { return .truncatedReport(index: index) }
             let address = BluetoothAddress(
                 value: readAddress(bytes, at: p + 2), type: AddressType(rawValue: bytes[p + 1]))
             let rssi = Int8(bitPattern: bytes[dataStart + length])
@@ -98,7 +115,7 @@ public enum HCIEventDecoder {
                 extended: nil))
             p = dataStart + length + 1
         }
-        guard p == end else { throw .reportCountMismatch(declared: count, trailingBytes: end - p) }
+        return p == end ? nil : .reportCountMismatch(declared: count, trailingBytes: end - p)
     }
 
     /// Extended report (24 fixed bytes, then data): event type (2, LE), address type, address,
@@ -106,15 +123,15 @@ public enum HCIEventDecoder {
     /// type, direct address, data length, data.
     static func decodeExtended(
         _ bytes: Span<UInt8>, from start: Int, count: Int, into reports: inout [AdvertisingReport]
-    ) throws(HCIDecodeError) {
+    ) -> HCIDecodeError? {
         let end = bytes.count
         var p = start
         for index in 0..<count {
-            guard end - p >= 24 else { throw .truncatedReport(index: index) }
+            guard end - p >= 24 else { return .truncatedReport(index: index) }
             let length = Int(bytes[p + 23])
-            guard length <= 229 else { throw .extendedDataTooLong(index: index, length: length) }
+            guard length <= 229 else { return .extendedDataTooLong(index: index, length: length) }
             let dataStart = p + 24
-            guard end - dataStart >= length else { throw .truncatedReport(index: index) }
+            guard end - dataStart >= length else { return .truncatedReport(index: index) }
             let eventType = UInt16(bytes[p]) | UInt16(bytes[p + 1]) << 8
             let address = BluetoothAddress(
                 value: readAddress(bytes, at: p + 3), type: AddressType(rawValue: bytes[p + 2]))
@@ -136,7 +153,7 @@ public enum HCIEventDecoder {
                 extended: info))
             p = dataStart + length
         }
-        guard p == end else { throw .reportCountMismatch(declared: count, trailingBytes: end - p) }
+        return p == end ? nil : .reportCountMismatch(declared: count, trailingBytes: end - p)
     }
 
     /// Six bytes least significant first → a 48-bit value.

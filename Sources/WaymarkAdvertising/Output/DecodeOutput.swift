@@ -62,14 +62,9 @@ extension DecodeOutput {
     /// True for a well-formed H4 event that simply is not an advertising report (another event
     /// code or LE Meta subevent), which a capture may contain alongside reports.
     public static func isNonAdvertisingEvent(_ bytes: [UInt8]) -> Bool {
-        do {
-            _ = try HCIEventDecoder.parseHeader(bytes.span)
-            return false
-        } catch {
-            switch error {
-            case .notLEMetaEvent, .unsupportedSubevent: return true
-            default: return false
-            }
+        switch HCIEventDecoder.parseHeader(bytes.span) {
+        case .failure(.notLEMetaEvent), .failure(.unsupportedSubevent): return true
+        default: return false
         }
     }
 }
