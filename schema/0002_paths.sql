@@ -49,6 +49,7 @@ CREATE TABLE journeys (
 );
 CREATE INDEX journeys_started ON journeys (site_id, started_at);
 COMMENT ON TABLE journeys IS 'A device''s ordered visits from its first entry until it was outside every region for journey_timeout (DESIGN.md §3). Written when the journey ends.';
+COMMENT ON COLUMN journeys.journey_id IS 'Surrogate key, referenced by visits.journey_id.';
 COMMENT ON COLUMN journeys.started_at IS 'Entry into the first region.';
 COMMENT ON COLUMN journeys.ended_at IS 'Exit from the last region (before the timeout that closed the journey).';
 COMMENT ON COLUMN journeys.duration_s IS 'ended_at - started_at in seconds.';

@@ -13,6 +13,13 @@ public struct PostgresMigrator: Sendable {
         public var version: Int
         public var name: String
         public var sql: String
+
+        public init(version: Int, name: String, sql: String) {
+            self.version = version
+            self.name = name
+            self.sql = sql
+        }
+
         /// FNV-1a 64 of the file's bytes, hex.
         public var checksum: String { PostgresMigrator.checksum(sql) }
     }

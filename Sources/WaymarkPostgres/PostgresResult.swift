@@ -13,7 +13,8 @@ public struct PostgresResult: Sendable {
     init(copying result: OpaquePointer) {
         let rowCount = Int(PQntuples(result))
         let columnCount = Int(PQnfields(result))
-        columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
+        // COPY results report their column count but no names.
+        columns = (0..<columnCount).map { PQfname(result, Int32($0)).map { String(cString: $0) } ?? "" }
         var values: [String?] = []
         values.reserveCapacity(rowCount * columnCount)
         for r in 0..<rowCount {

@@ -15,7 +15,7 @@ import WaymarkPostgres
 
     @Test func arraysBindAsQuotedLiterals() {
         #expect(["a", "b,c", "d\"e", "f\\g"].postgresText == #"{"a","b,c","d\"e","f\\g"}"#)
-        #expect([String?]("x", nil).postgresText == #"{"x",NULL}"#)
+        #expect((["x", nil] as [String?]).postgresText == #"{"x",NULL}"#)
     }
 
     @Test func arrayOutputDecodes() throws {
