@@ -1,0 +1,121 @@
+public import WaymarkCore
+
+/// Reads the evaluator's inputs: truth files from `waymark simulate`, output files from
+/// `waymark replay`, and sightings files for the naive baseline. Lines that cannot be used are
+/// counted and the first few described in `problems`; they never stop a run.
+public struct EvaluationReader {
+    public let site: Site
+    public var devices = DeviceTable()
+    /// Descriptions of unusable lines (at most `maxProblems`), and how many there were in all.
+    public private(set) var problems: [String] = []
+    public private(set) var problemCount = 0
+    /// Region ids in output files that the site does not define, with how often they appeared.
+    public private(set) var unknownRegions: [String: Int] = [:]
+    public var maxProblems = 20
+
+    public init(site: Site) { self.site = site }
+
+    mutating func problem(_ path: String, _ line: Int, _ reason: String) {
+        problemCount += 1
+        if problems.count < maxProblems { problems.append("\(path):\(line): \(reason); line skipped") }
+    }
+
+    mutating func region(_ name: String) -> Int {
+        if let r = site.regionIndex(name) { return r }
+        unknownRegions[name, default: 0] += 1
+        return -1
+    }
+
+    /// Reads `truth` and `presence` lines; other types are ignored.
+    public mutating func readTruth(path: String) throws -> TruthData {
+        var truth = TruthData()
+        try JSONLinesFile.forEachLine(path: path) { line, n in
+            guard !line.isEmpty else { return }
+            guard let s = JSONLineScanner(line: line) else { return problem(path, n, "not a JSON object") }
+            guard let type = s.string("type") else { return problem(path, n, "no \"type\"") }
+            guard let name = s.string("device") else { return problem(path, n, "no \"device\"") }
+            guard let entered = s.number("entered"), let exited = s.number("exited"), exited >= entered else {
+                return problem(path, n, "\"entered\" and \"exited\" must be numbers with entered ≤ exited")
+            }
+            switch type {
+            case "truth":
+                guard let r = s.string("region") else { return problem(path, n, "no \"region\"") }
+                let d = devices.id(name)
+                truth.ensure(d)
+                truth.visits[d].append(ScoredVisit(region: region(r), entered: entered, exited: exited))
+            case "presence":
+                let d = devices.id(name)
+                truth.ensure(d)
+                truth.presence[d].append(entered...exited)
+                truth.stationary[d] = s.bool("stationary") ?? false
+            default:
+                return
+            }
+            truth.end = max(truth.end, exited)
+        }
+        for d in truth.visits.indices {
+            truth.visits[d].sort { $0.entered < $1.entered }
+            if truth.presence[d].isEmpty, let first = truth.visits[d].first, let last = truth.visits[d].last {
+                truth.presence[d] = [first.entered...last.exited]
+            }
+        }
+        return truth
+    }
+
+    /// Reads `location` and `visit` lines of `waymark replay` output; other types are ignored.
+    public mutating func readReplayOutput(path: String) throws -> RecordedRun {
+        var run = RecordedRun()
+        try JSONLinesFile.forEachLine(path: path) { line, n in
+            guard !line.isEmpty else { return }
+            guard let s = JSONLineScanner(line: line) else { return problem(path, n, "not a JSON object") }
+            guard let type = s.string("type") else { return problem(path, n, "no \"type\"") }
+            switch type {
+            case "location":
+                guard let name = s.string("device"), let t = s.number("t") else {
+                    return problem(path, n, "a location line needs \"device\" and a numeric \"t\"")
+                }
+                let r: Int?
+                if s.isNull("region") || s.raw("region") == nil { r = nil } else {
+                    guard let id = s.string("region") else { return problem(path, n, "\"region\" must be a string or null") }
+                    r = region(id)
+                }
+                let d = devices.id(name)
+                run.ensure(d)
+                run.locations[d].append(LocationChange(t: t, region: r))
+            case "visit":
+                guard let name = s.string("device"), let id = s.string("region"),
+                      let entered = s.number("entered"), let exited = s.number("exited") else {
+                    return problem(path, n, "a visit line needs \"device\", \"region\", \"entered\" and \"exited\"")
+                }
+                let d = devices.id(name)
+                run.ensure(d)
+                run.visits[d].append(ScoredVisit(region: region(id), entered: entered, exited: max(entered, exited),
+                                                 inferred: s.bool("inferred") ?? false))
+            default:
+                return
+            }
+        }
+        run.ensure(devices.count - 1)
+        run.normalise()
+        return run
+    }
+
+    /// Runs the naive rule over a sightings file (see `NaiveBaseline`).
+    public mutating func readNaive(sightingsPath path: String, windowS: Double = 2) throws -> RecordedRun {
+        var baseline = NaiveBaseline(site: site, windowS: windowS)
+        try JSONLinesFile.forEachLine(path: path) { line, n in
+            guard !line.isEmpty else { return }
+            guard let s = JSONLineScanner(line: line) else { return problem(path, n, "not a JSON object") }
+            guard let t = s.number("t"), let gw = s.string("gateway"), let name = s.string("device"),
+                  let rssi = s.number("rssi") else {
+                return problem(path, n, "a sighting needs numeric \"t\", \"gateway\", \"device\" and numeric \"rssi\"")
+            }
+            guard let g = site.gatewayIndex(gw) else { return problem(path, n, "unknown gateway '\(gw)'") }
+            baseline.add(device: devices.id(name), gateway: g, time: t, rssi: rssi)
+        }
+        var run = baseline.finish()
+        run.ensure(devices.count - 1)
+        run.normalise()
+        return run
+    }
+}

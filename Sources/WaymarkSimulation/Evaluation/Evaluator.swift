@@ -1,0 +1,143 @@
+public import WaymarkCore
+
+/// Scores what a system recorded against ground truth. Every figure is defined here:
+///
+/// - **Current-region accuracy (exact)**: over the time devices are truly inside a region (the sum
+///   of the true visits' durations), the fraction during which the system's current region is that
+///   region. The current region holds from each `location` change until the next; before a
+///   device's first change it has none. Time outside every region (walking between two regions'
+///   radii, before arrival, after departure) is not scored here: it has no single right answer
+///   while an exit is being buffered, and is covered by exit latency and flaps instead.
+/// - **Within one hop**: as exact, but the system's region may also be adjacent in the beacon
+///   graph to the true one.
+/// - **Visit recall**: the fraction of true visits that some recorded visit of the same device and
+///   region overlaps (closed intervals). **Visit precision**: the fraction of recorded visits
+///   (inferred ones included) that overlap some true visit of the same device and region.
+/// - **Path accuracy**: 1 − the mean, over devices with any true or recorded visit, of the
+///   Levenshtein distance between the true and the recorded region sequences (visits in order of
+///   entry, consecutive repeats merged, inferred visits included) divided by the longer length.
+/// - **Entry / exit latency**: for each recorded, non-inferred visit that overlaps true visits of
+///   its region: its entry minus the earliest overlapping true entry, and its exit minus the latest
+///   overlapping true exit. Exits are left out when the true exit lies within `exit_delay_s` + 5 s
+///   of the end of the truth (the run ended before the system could close the visit). Reported as
+///   the 50th and 95th percentiles (linear interpolation between order statistics).
+/// - **Flaps per device-hour**: location changes to a region that the device was not truly in at
+///   any time within `flapToleranceS` of the change, divided by the device-hours in the venue.
+public struct Evaluator: Sendable {
+    public let site: Site
+    /// How far (s) a change to a region may lie from a true visit of it and not count as a flap.
+    public var flapToleranceS: Double = 10
+
+    public init(site: Site) { self.site = site }
+
+    public func score(truth: TruthData, run: RecordedRun) -> SystemScore {
+        var score = SystemScore()
+        let exitCutoff = truth.end - site.fusion.exitDelayS - 5
+        var editSum = 0.0
+        var pathDevices = 0
+        for d in truth.visits.indices {
+            let trueVisits = truth.visits[d]
+            let locations = d < run.locations.count ? run.locations[d] : []
+            let visits = d < run.visits.count ? run.visits[d] : []
+
+            // Time-weighted current-region accuracy.
+            for v in trueVisits {
+                forEachSegment(of: locations, from: v.entered, to: v.exited) { region, length in
+                    score.scoredSeconds += length
+                    guard let region, region >= 0, v.region >= 0 else { return }
+                    if region == v.region { score.exactSeconds += length }
+                    if site.graph.areAdjacent(region, v.region) { score.withinHopSeconds += length }
+                }
+            }
+
+            // Visits.
+            score.trueVisits += trueVisits.count
+            score.recordedVisits += visits.count
+            score.inferredVisits += visits.filter(\.inferred).count
+            for v in trueVisits where visits.contains(where: { overlaps($0, v) }) { score.matchedTrueVisits += 1 }
+            for r in visits {
+                let matching = trueVisits.filter { overlaps(r, $0) }
+                guard let first = matching.min(by: { $0.entered < $1.entered }),
+                      let last = matching.max(by: { $0.exited < $1.exited }) else { continue }
+                score.matchedRecordedVisits += 1
+                guard !r.inferred else { continue }
+                score.entryLatencies.append(r.entered - first.entered)
+                if last.exited < exitCutoff { score.exitLatencies.append(r.exited - last.exited) }
+            }
+
+            // Paths.
+            let a = Self.sequence(trueVisits), b = Self.sequence(visits)
+            if !a.isEmpty || !b.isEmpty {
+                editSum += Double(Self.editDistance(a, b)) / Double(max(a.count, b.count))
+                pathDevices += 1
+            }
+
+            // Flaps.
+            var previous: Int?? = .none
+            for change in locations {
+                defer { previous = .some(change.region) }
+                if case .some(let p) = previous, p == change.region { continue }
+                guard let r = change.region else { continue }
+                let explained = trueVisits.contains {
+                    $0.region == r && $0.entered - flapToleranceS <= change.t && change.t <= $0.exited + flapToleranceS
+                }
+                if !explained { score.flaps += 1 }
+            }
+        }
+        score.pathAccuracy = pathDevices > 0 ? 1 - editSum / Double(pathDevices) : 1
+        score.deviceHours = truth.deviceHours
+        score.entryLatencies.sort()
+        score.exitLatencies.sort()
+        return score
+    }
+
+    /// Calls `body` with the recorded region and the length of each piece of [from, to).
+    func forEachSegment(of changes: [LocationChange], from: Double, to: Double, _ body: (Int?, Double) -> Void) {
+        guard to > from else { return }
+        // Index of the last change at or before `from`.
+        var lo = 0, hi = changes.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if changes[mid].t <= from { lo = mid + 1 } else { hi = mid }
+        }
+        var i = lo - 1
+        var t = from
+        while t < to {
+            let current: Int? = i >= 0 ? changes[i].region : nil
+            let end = i + 1 < changes.count ? min(changes[i + 1].t, to) : to
+            if end > t {
+                body(current, end - t)
+                t = end
+            }
+            i += 1
+        }
+    }
+
+    func overlaps(_ a: ScoredVisit, _ b: ScoredVisit) -> Bool {
+        a.region == b.region && a.entered <= b.exited && b.entered <= a.exited
+    }
+
+    /// Regions in order of entry with consecutive repeats merged.
+    static func sequence(_ visits: [ScoredVisit]) -> [Int] {
+        var out: [Int] = []
+        for v in visits.sorted(by: { $0.entered < $1.entered }) where out.last != v.region { out.append(v.region) }
+        return out
+    }
+
+    /// Levenshtein distance (insertions, deletions and substitutions each cost 1).
+    static func editDistance(_ a: [Int], _ b: [Int]) -> Int {
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var diagonal = row[0]
+            row[0] = i
+            for j in 1...b.count {
+                let above = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[b.count]
+    }
+}
