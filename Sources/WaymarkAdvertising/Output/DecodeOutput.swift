@@ -8,6 +8,11 @@ public enum DecodeOutput {
         public var json: JSONValue
         /// True when the input could not be decoded (the command's exit status becomes non-zero).
         public var failed: Bool
+
+        public init(json: JSONValue, failed: Bool) {
+            self.json = json
+            self.failed = failed
+        }
     }
 
     /// `{"error": {"code": …, "message": …}}` members.
@@ -15,7 +20,8 @@ public enum DecodeOutput {
         .object([("code", .string(code)), ("message", .string(message))])
     }
 
-    static func failure(code: String, message: String, prefix: [(String, JSONValue)] = []) -> Line {
+    /// A failed line: `prefix` members, then `"error": {"code", "message"}`.
+    public static func failure(code: String, message: String, prefix: [(String, JSONValue)] = []) -> Line {
         Line(json: .object(prefix + [("error", error(code: code, message: message))]), failed: true)
     }
 

@@ -74,10 +74,9 @@ struct DecodeCommand: ParsableCommand {
         for packet in HCIDumpCapture.packets(in: text) {
             let prefix: [(String, JSONValue)] = [("line", .int(packet.line))]
             guard let bytes = packet.bytes else {
-                var line = DecodeOutput.hciEvent(hex: packet.text)
-                line.json = .object(prefix + [("error", DecodeOutput.error(
-                    code: "invalid-hex", message: "packet text '\(packet.text.prefix(40))' is not hex bytes"))])
-                emit(line)
+                emit(DecodeOutput.failure(
+                    code: "invalid-hex", message: "packet text '\(packet.text.prefix(40))' is not hex bytes; the capture line is damaged",
+                    prefix: prefix))
                 continue
             }
             if DecodeOutput.isNonAdvertisingEvent(bytes) {
