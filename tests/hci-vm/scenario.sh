@@ -1,0 +1,83 @@
+# Runs inside the hci-vm (busybox sh) for tests/hci-vm/run-vm-test.sh; results go to /out and are
+# checked on the host. Replaces the shared vctl with the project's (/bin/wvctl, see vctl.c), then
+# exercises `waymark scan` phase by phase. Markers "== PHASE" in /out/vctl.log separate phases.
+out=/out
+vlog=$out/vctl.log
+bb=busybox
+
+mark() { echo "== $1" >> $vlog; echo "scenario: $1"; }
+
+wait_for() {  # wait_for present|absent: hci0 in sysfs, up to 10 s
+  i=0
+  while [ $i -lt 50 ]; do
+    if [ "$1" = present ] && [ -e /sys/class/bluetooth/hci0 ]; then return 0; fi
+    if [ "$1" = absent ] && [ ! -e /sys/class/bluetooth/hci0 ]; then return 0; fi
+    sleep 0.2; i=$((i+1))
+  done
+  echo "scenario: hci0 never became $1"; return 1
+}
+
+stop_vctls() {
+  for p in $($bb pidof vctl wvctl); do kill $p; done
+  wait_for absent
+}
+
+start_vctl() {  # start_vctl ADVERTS
+  wvctl "$1" 2>> $vlog &
+  wait_for present && hciconfig hci0 up
+}
+
+scan_bg() {  # scan_bg NAME: waymark scan until SIGTERM, output to /out/NAME.*
+  waymark scan --adapter hci0 --seconds 0 > $out/$1.jsonl 2> $out/$1.err &
+  bg=$!
+}
+
+finish_bg() {  # finish_bg NAME: SIGTERM the background scan and record its exit status
+  kill -TERM $bg; wait $bg; echo $? > $out/$1.rc
+}
+
+stop_vctls
+mark start
+start_vctl /beacons.txt
+
+mark beacons
+waymark scan --adapter hci0 --seconds 3 > $out/beacons.jsonl 2> $out/beacons.err; echo $? > $out/beacons.rc
+
+mark sigterm
+scan_bg sigterm; sleep 2; finish_bg sigterm
+
+mark conflict
+scan_bg conflict-first; sleep 2
+waymark scan --adapter hci0 --seconds 1 > /dev/null 2> $out/conflict.err; echo $? > $out/conflict.rc
+finish_bg conflict-first
+
+mark capabilities
+# an ordinary user: switching from root to uid 1000 drops every capability
+echo "scanner:x:1000:1000::/tmp:/bin/sh" >> /etc/passwd
+chmod 755 /   # run.sh's initramfs root is a mktemp folder (0700)
+$bb su -s /bin/sh scanner -c "waymark scan --adapter hci0 --seconds 1" > /dev/null 2> $out/capabilities.err
+echo $? > $out/capabilities.rc
+
+mark down
+hciconfig hci0 down
+waymark scan --adapter hci0 --seconds 1 > /dev/null 2> $out/down.err; echo $? > $out/down.rc
+hciconfig hci0 up
+
+mark recover-down-up
+scan_bg recover; sleep 2
+mark recover-down; hciconfig hci0 down; sleep 1.5; hciconfig hci0 up; sleep 3
+mark recover-reset; hciconfig hci0 reset; sleep 3
+mark recover-unplug; stop_vctls; sleep 1; start_vctl /beacons.txt; sleep 5
+mark recover-stop
+finish_bg recover
+
+mark capture
+stop_vctls; start_vctl /capture.txt
+scan_bg capture
+i=0; while ! grep -q "vctl: done" $vlog && [ $i -lt 120 ]; do sleep 0.5; i=$((i+1)); done
+sleep 1; finish_bg capture
+
+mark no-adapter
+stop_vctls
+waymark scan --adapter hci0 --seconds 1 > /dev/null 2> $out/no-adapter.err; echo $? > $out/no-adapter.rc
+mark end
