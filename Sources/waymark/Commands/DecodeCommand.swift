@@ -70,12 +70,17 @@ struct DecodeCommand: ParsableCommand {
             printError("decode: cannot read '\(path)': \(error.localizedDescription); give the path of an 'hcidump --raw' capture")
             throw ExitCode(1)
         }
+        let packets = HCIDumpCapture.packets(in: text)
+        if packets.isEmpty {
+            printError("decode: no packets in '\(path)'; expected lines starting with '> ' as written by 'hcidump --raw'")
+            throw ExitCode(1)
+        }
         var skipped = 0
-        for packet in HCIDumpCapture.packets(in: text) {
+        for packet in packets {
             let prefix: [(String, JSONValue)] = [("line", .int(packet.line))]
             guard let bytes = packet.bytes else {
                 emit(DecodeOutput.failure(
-                    code: "invalid-hex", message: "packet text '\(packet.text.prefix(40))' is not hex bytes; the capture line is damaged",
+                    code: "invalid-hex", message: "packet text '\(packet.text.prefix(40))' is not hex bytes; the line is damaged, or the capture was not made with 'hcidump --raw'",
                     prefix: prefix))
                 continue
             }
