@@ -1,0 +1,111 @@
+import Foundation
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkService
+
+extension EdgeAgent {
+    /// Write-before-publish: the batch goes to the spool, then everything due is sent.
+    /// Caller holds `lock`.
+    func spoolAndSendLocked(_ batch: SightingBatch) {
+        let payload = BatchCoding.encode(batch)
+        do {
+            try spool.append(payload, boot: batch.boot, seq: batch.seq)
+        } catch {
+            // No durable copy: still try to deliver it, and say so.
+            runtime.spoolErrors += 1
+            logOnceLocked("spool:\(error.errno)", level: .error, "spool write failed; publishing without a durable copy",
+                          [LogKey.error: "\(error)"])
+            if client.isConnected, (try? client.publish(topic: topics.sightings(config.gateway), payload: payload, qos: 1)) != nil {
+                return
+            }
+            runtime.publishErrors += 1
+            return
+        }
+        sendDueLocked(now: Date().timeIntervalSince1970)
+    }
+
+    /// Publishes spooled batches that are new or whose ack is overdue, within the in-flight
+    /// window. Caller holds `lock`.
+    func sendDueLocked(now: Double) {
+        guard client.isConnected else { return }
+        let room = config.mqttMaxInflight - client.unacknowledgedCount
+        guard room > 0 else { return }
+        let topic = topics.sightings(config.gateway)
+        for entry in spool.takeDue(now: now, resendAfter: config.spoolResendAfterS, limit: room) {
+            let isResend = entry.sentAt != nil || entry.payload == nil
+            let payload: [UInt8]
+            do { payload = try spool.payload(of: entry) } catch {
+                runtime.spoolErrors += 1
+                logOnceLocked("spool-read", level: .error, "cannot read a spooled batch", [LogKey.error: "\(error)"])
+                continue
+            }
+            do {
+                let id = try client.publish(topic: topic, payload: payload, qos: 1)
+                batchMessageIDs.insert(id)
+                if isResend { runtime.resent += 1 }
+            } catch {
+                runtime.publishErrors += 1
+                spool.markUnsent(boot: entry.boot, seq: entry.seq)
+                logOnceLocked("publish:\(error.kind)", level: .warning, "publish failed; the batch stays spooled",
+                              [LogKey.error: "\(error)"])
+                break
+            }
+        }
+    }
+
+    /// Applies queued aggregator acks. Caller holds `lock`.
+    func applyAcksLocked() {
+        guard !ackInbox.isEmpty else { return }
+        let inbox = ackInbox
+        ackInbox.removeAll()
+        for payload in inbox {
+            guard let ack = try? JSONDecoder().decode(GatewayAck.self, from: Data(payload)) else {
+                runtime.invalidAcks += 1
+                logOnceLocked("bad-ack", level: .warning, "ignoring an ack that is not {\"boot\":…,\"seq\":…}", [:])
+                continue
+            }
+            let removed = spool.acknowledge(boot: ack.boot, seq: ack.seq)
+            runtime.acked += removed
+            if removed > 0 { statusDirty = true }
+        }
+    }
+
+    /// The retained status (online, or offline for the will and at shutdown).
+    func statusPayloadLocked(_ state: GatewayStatus.State) -> [UInt8] {
+        let status = GatewayStatus(state: state, gateway: config.gateway, version: Self.version, boot: boot,
+                                   spoolDepth: spool.depth, spoolDropped: spool.dropped, scan: scanState.statusText,
+                                   t: Date().timeIntervalSince1970)
+        return (try? Array(JSONEncoder().encode(status))) ?? []
+    }
+
+    /// Publishes the status when something changed or the interval passed. Caller holds `lock`.
+    func publishStatusIfDueLocked(now: Double) {
+        guard client.isConnected, statusDirty || now - lastStatusAt >= config.statusIntervalS else { return }
+        do {
+            try client.publish(topic: topics.status(config.gateway), payload: statusPayloadLocked(.online), qos: 1, retain: true)
+            statusDirty = false
+            lastStatusAt = now
+        } catch {
+            runtime.publishErrors += 1
+        }
+    }
+
+    func logOnceLocked(_ cause: String, level: Logger.Level, _ message: Logger.Message, _ metadata: Logger.Metadata) {
+        guard loggedCauses.insert(cause).inserted else { return }
+        logger.log(level: level, message, metadata: metadata)
+    }
+}
+
+import Logging
+
+extension SourceState {
+    /// The `scan` field of the status: `on`, `off`, `error` or `replay`.
+    var statusText: String {
+        switch self {
+        case .on: "on"
+        case .off, .starting: "off"
+        case .error: "error"
+        case .replay, .done: "replay"
+        }
+    }
+}

@@ -1,2 +1,0 @@
-// WaymarkEdge: see README.md "Architecture". Work in progress.
-enum WaymarkEdgeModule {}
