@@ -83,6 +83,23 @@ run_checks() {
   check "recover: reports after the re-plug ($(sent_in "$out" recover-stop) sent)" count_ge "$(sent_in "$out" recover-stop)" 1
   check "recover: scanning off after SIGTERM" left_off "$out" recover-stop
 
+  check "extended: exited 0" rc_is "$out" extended 0
+  check "extended: LE Set Extended Scan Parameters reached the controller (passive, 160 units, LE 1M)" \
+    eval "section '$out' extended | grep -q 'vctl: scan parameters type=0 interval=160 window=160 extended phys=1'"
+  check "extended: LE Set Extended Scan Enable, duplicates kept" \
+    eval "section '$out' extended | grep -q 'vctl: scan on filter_dup=0 extended'"
+  check "extended: the scanner reported extended mode" err_has "$out" extended "scanning hci0 (extended)"
+  check "extended: reports arrived as extended reports" eval "grep -q '\"format\":\"extended\"' '$out/extended.jsonl' && ! grep -q '\"format\":\"legacy\"' '$out/extended.jsonl'"
+  check "extended: iBeacon $ib with RSSI -70 -65 -60" rssi_set_is "$out/extended.jsonl" "$ib" "-70 -65 -60 "
+  check "extended: Eddystone-UID $ed with RSSI -81 -75" rssi_set_is "$out/extended.jsonl" "$ed" "-81 -75 "
+  check "extended: AltBeacon $ab with RSSI -59 -55" rssi_set_is "$out/extended.jsonl" "$ab" "-59 -55 "
+  check "extended: every report sent was printed ($(sent_in "$out" extended) sent, $(wc -l < "$out/extended.jsonl") printed)" \
+    lines_equal "$(sent_in "$out" extended)" "$(wc -l < "$out/extended.jsonl")"
+  check "extended: scanning off after stop" left_off "$out" extended
+  check "extended --legacy: legacy commands and legacy reports" \
+    eval "section '$out' extended-forced-legacy | grep -q 'vctl: scan on filter_dup=0\$' && grep -q '\"format\":\"legacy\"' '$out/forced-legacy.jsonl'"
+  check "extended --legacy: scanning off after stop" left_off "$out" extended-forced-legacy
+
   reports "$out/capture.jsonl" | sort > "$work/capture.got"
   check "capture: vctl sent every captured event" eval "section '$out' capture | grep -q 'vctl: done'"
   check "capture: all $(wc -l < "$work/capture.expected") reports received ($(wc -l < "$work/capture.got"))" \

@@ -6,6 +6,8 @@
 #   - beacons: the iBeacon, Eddystone-UID and AltBeacon reports arrive with the right identities
 #     and every RSSI the controller sent; the scan parameters reach the controller; every report
 #     the controller sent is printed;
+#   - extended: on a controller that supports extended scanning the scanner uses the extended
+#     commands and the same identities and RSSI arrive as extended reports; --legacy forces legacy;
 #   - capture: the events of the shared hcidump captures (`once` + `hci` lines) are all received,
 #     and each report's address, RSSI and data equal the reference decoding;
 #   - the controller is left not scanning after a normal stop, after SIGTERM, and at the end of
@@ -43,6 +45,8 @@ gcc -O2 -static -o "$work/wvctl" tests/hci-vm/vctl.c
          END { if (h != "") print "hci " h }' "$f"
   done
 } > "$work/capture.txt"
+# The same beacons from a controller that supports extended scanning (see vctl.c).
+{ echo extended; cat tests/hci-vm/beacons.txt; } > "$work/beacons-ext.txt"
 # The reference: address, RSSI and data of every report, decoded by Bumble (see the data README).
 cat "$data"/hcidump-2.x.decoded.jsonl "$data"/hcidump-3.x.decoded.jsonl \
   | sed -n 's/.*"address": "\([^"]*\)", "rssi": \(-\{0,1\}[0-9]*\), "data_hex": "\([0-9a-f]*\)".*/\1 \2 \3/p' \
@@ -51,7 +55,8 @@ cat "$data"/hcidump-2.x.decoded.jsonl "$data"/hcidump-3.x.decoded.jsonl \
 echo "hci-vm test: booting the VM"
 set +e
 HCI_VM_OUT=$work/out "$vm/run.sh" --bin "$bin" --bin "$work/wvctl" \
-  --file tests/hci-vm/beacons.txt:/beacons.txt --file "$work/capture.txt:/capture.txt" \
+  --file tests/hci-vm/beacons.txt:/beacons.txt --file "$work/beacons-ext.txt:/beacons-ext.txt" \
+  --file "$work/capture.txt:/capture.txt" \
   --file tests/hci-vm/scenario.sh:/scenario.sh \
   --adverts tests/hci-vm/beacons.txt -- 'sh /scenario.sh' > "$work/console.txt" 2>&1
 vm_rc=$?

@@ -71,6 +71,13 @@ mark recover-unplug; stop_vctls; sleep 1; start_vctl /beacons.txt; sleep 5
 mark recover-stop
 finish_bg recover
 
+mark extended
+stop_vctls; start_vctl /beacons-ext.txt
+waymark scan --adapter hci0 --seconds 3 > $out/extended.jsonl 2> $out/extended.err; echo $? > $out/extended.rc
+mark extended-forced-legacy
+waymark scan --adapter hci0 --seconds 2 --legacy > $out/forced-legacy.jsonl 2> $out/forced-legacy.err
+echo $? > $out/forced-legacy.rc
+
 mark capture
 stop_vctls; start_vctl /capture.txt
 scan_bg capture

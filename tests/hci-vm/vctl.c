@@ -7,7 +7,13 @@
  *     spec (Vol 4 Part E 7.8.10) requires; this is how a second scanner is detected;
  *   - accepted scan parameters are logged ("vctl: scan parameters type=T interval=I window=W"), and
  *     "scan off" says how many entries were sent while scanning ("vctl: scan off sent=N");
- *   - a streak of failed writes (the host is down) is logged once, not once per entry.
+ *   - a streak of failed writes (the host is down) is logged once, not once per entry;
+ *   - an "extended" line makes it an extended-scanning controller: Read Local Supported Commands
+ *     sets octet 37 bits 5-6 (LE Set Extended Scan Parameters/Enable, which the kernel and the
+ *     scanner test), it accepts 0x2041/0x2042 (logged like the legacy ones, with "extended"), and
+ *     while extended scanning is on it sends `adv` entries as LE Extended Advertising Reports
+ *     (subevent 0x0D, legacy ADV_NONCONN_IND event type 0x0010). Without that line both extended
+ *     commands answer Unknown HCI Command (0x01), like a legacy-only controller.
  *
  * It answers the kernel's controller-initialisation commands and, while a host has LE scanning
  * enabled, delivers advertising reports to it through the real kernel Bluetooth stack.
@@ -46,9 +52,9 @@ static void complete(unsigned short op, const unsigned char *ret, int n) {
     put(b, 6 + n);
 }
 
-struct entry { unsigned char bytes[300]; int len; };
+struct entry { unsigned char bytes[300]; int len; unsigned char ext[300]; int extlen; };
 static struct entry entries[4096];
-static int count, once;
+static int count, once, extended, ext_scanning;
 
 static int unhex(const char *h, unsigned char *out, int max) {
     int n = 0;
@@ -66,11 +72,12 @@ static void load(const char *path) {
     char line[1024];
     if (!f) { perror(path); exit(2); }
     while (fgets(line, sizeof line, f) && count < 4096) {
-        char kind[8], a[32], h[700];
+        char kind[16], a[32], h[700];
         int rssi;
         struct entry *e = &entries[count];
-        if (line[0] == '#' || sscanf(line, "%7s", kind) != 1) continue;
+        if (line[0] == '#' || sscanf(line, "%15s", kind) != 1) continue;
         if (!strcmp(kind, "once")) { once = 1; continue; }
+        if (!strcmp(kind, "extended")) { extended = 1; continue; }
         if (!strcmp(kind, "hci") && sscanf(line, "%*s %699s", h) == 1) {
             e->len = unhex(h, e->bytes, sizeof e->bytes);
             count++;
@@ -86,6 +93,22 @@ static void load(const char *path) {
             e->bytes[k++] = (unsigned char)rssi;
             e->bytes[2] = (unsigned char)(k - 3);
             e->len = k;
+            /* the same advert as an LE Extended Advertising Report */
+            int x = 0;
+            unsigned char *o = e->ext;
+            o[x++] = 0x04; o[x++] = 0x3e; o[x++] = 0; o[x++] = 0x0d; o[x++] = 1;
+            o[x++] = 0x10; o[x++] = 0x00;                       /* legacy ADV_NONCONN_IND */
+            o[x++] = 0x01;                                      /* random address */
+            memcpy(o + x, e->bytes + 7, 6); x += 6;
+            o[x++] = 0x01; o[x++] = 0x00; o[x++] = 0xff;        /* LE 1M, no secondary, no SID */
+            o[x++] = 0x7f;                                      /* tx power not available */
+            o[x++] = (unsigned char)rssi;
+            o[x++] = 0; o[x++] = 0;                             /* no periodic advertising */
+            o[x++] = 0; memset(o + x, 0, 6); x += 6;            /* undirected */
+            o[x++] = (unsigned char)dl;
+            memcpy(o + x, data, dl); x += dl;
+            o[2] = (unsigned char)(x - 3);
+            e->extlen = x;
             count++;
         }
     }
@@ -123,6 +146,7 @@ int main(int argc, char **argv) {
             case 0x200c:
                 if (n > 4 && b[4] && !scanning) sent = 0;
                 scanning = n > 4 ? b[4] : 0;
+                ext_scanning = 0;
                 if (scanning) fprintf(stderr, "vctl: scan on filter_dup=%d\n", n > 5 ? b[5] : 0);
                 else fprintf(stderr, "vctl: scan off sent=%ld\n", sent);
                 complete(op, r, 1);
@@ -143,13 +167,30 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "vctl: reset\n");
                 complete(op, r, 1);
                 break;
-            case 0x1002: complete(op, r, 65); break;                         /* supported commands: none optional */
+            case 0x1002: if (extended) r[1 + 37] = 0x60; complete(op, r, 65); break; /* supported commands */
+            case 0x2041:
+                if (!extended) r[0] = 0x01;
+                else if (scanning) { fprintf(stderr, "vctl: scan parameters refused: scanning is on\n"); r[0] = 0x0c; }
+                else if (n >= 12)
+                    fprintf(stderr, "vctl: scan parameters type=%d interval=%d window=%d extended phys=%d\n",
+                            b[7], b[8] | b[9] << 8, b[10] | b[11] << 8, b[6]);
+                complete(op, r, 1);
+                break;
+            case 0x2042:
+                if (!extended) { r[0] = 0x01; complete(op, r, 1); break; }
+                if (n > 4 && b[4] && !scanning) sent = 0;
+                scanning = ext_scanning = n > 4 ? b[4] : 0;
+                if (scanning) fprintf(stderr, "vctl: scan on filter_dup=%d extended\n", n > 5 ? b[5] : 0);
+                else fprintf(stderr, "vctl: scan off sent=%ld\n", sent);
+                complete(op, r, 1);
+                break;
             default: complete(op, r, 65); break;                      /* zeros: enough for every other init command */
             }
         }
         if (scanning && count && !(once && next >= count)) {
             struct entry *e = &entries[next++ % count];
-            put(e->bytes, e->len);
+            if (ext_scanning && e->extlen) put(e->ext, e->extlen);
+            else put(e->bytes, e->len);
             sent++;
             if (once && next == count) fprintf(stderr, "vctl: done\n");
         }
