@@ -79,6 +79,15 @@ import WaymarkAdvertising
         #expect(r.ad?.manufacturerData.first?.data.count == 197)
     }
 
+    @Test func resultFormsAgreeWithThrowingForms() throws {
+        #expect(try HCIEventDecoder.decodeResult(Self.real).get() == HCIEventDecoder.decode(Self.real))
+        #expect(throws: HCIDecodeError.noReports) { try HCIEventDecoder.decodeResult([0x3E, 0x02, 0x02, 0x00]).get() }
+        #expect(try AdvertisingData.parseResult([0x02, 0x01, 0x06]).get().flags == 6)
+        #expect(throws: ADDecodeError.lengthOverrun(offset: 0, length: 2, available: 1)) {
+            try AdvertisingData.parseResult([0x02, 0x01]).get()
+        }
+    }
+
     // MARK: Rejections
 
     @Test(arguments: [
