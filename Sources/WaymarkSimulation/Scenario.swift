@@ -11,6 +11,16 @@ public struct SimulatedDevice: Hashable, Sendable {
     public var measuredPowerDBm: Double
     /// The advertised measured power (the iBeacon tx byte), as reported in sightings.
     public var advertisedPowerDBm: Double
+
+    public init(id: DeviceID, trajectory: Trajectory, isStationary: Bool, advertisingInterval: Double,
+                measuredPowerDBm: Double, advertisedPowerDBm: Double) {
+        self.id = id
+        self.trajectory = trajectory
+        self.isStationary = isStationary
+        self.advertisingInterval = advertisingInterval
+        self.measuredPowerDBm = measuredPowerDBm
+        self.advertisedPowerDBm = advertisedPowerDBm
+    }
 }
 
 /// A fully drawn simulation: the devices with their trajectories and radios, the gateways' true
@@ -27,40 +37,14 @@ public struct Scenario: Sendable {
     /// Per gateway index: absolute periods (Unix seconds) during which it hears nothing.
     public let outages: [[ClosedRange<Double>]]
 
-    /// Draws a scenario. Throws `SimulationError` when the parameters name unknown gateways or
-    /// cannot be simulated.
+    /// Draws a scenario: devices, their trajectories and radios from the seed. Throws
+    /// `SimulationError` when the parameters name unknown gateways or cannot be simulated.
     public init(site: Site, parameters p: SimulationParameters) throws(SimulationError) {
-        guard p.deviceCount >= 0 else { throw .invalid("devices must be 0 or more, got \(p.deviceCount)") }
-        guard p.duration > 0 && p.duration.isFinite else { throw .invalid("duration must be positive, got \(p.duration) s") }
-        guard !site.regions.isEmpty, !site.gateways.isEmpty else { throw .invalid("the site has no regions or no gateways") }
-        let iv = p.radio.advertisingInterval
-        guard iv.lowerBound >= 0.02 && iv.upperBound <= 10 else {
-            throw .invalid("advertising interval must lie within 0.02–10 s, got \(iv.lowerBound)–\(iv.upperBound) s")
-        }
-        guard (0..<1).contains(p.radio.packetLoss) else { throw .invalid("packet loss must be in [0, 1), got \(p.radio.packetLoss)") }
-        self.site = site
-        self.parameters = p
-
+        try Self.check(site: site, parameters: p)
         let master = SimulationRandom(seed: p.seed)
-        var gatewayRNG = master.derived(0xFFFF_0001)
-        gatewayBiasDB = site.gateways.map { -$0.rssiOffsetDB + p.radio.gatewayOffsetSpreadDB * gatewayRNG.gaussian() }
-
-        var skew = Array(repeating: 0.0, count: site.gateways.count)
-        for (gid, s) in p.faults.clockSkewS {
-            guard let g = site.gatewayIndex(gid) else { throw .unknownGateway(gid, known: site.gateways.map(\.id)) }
-            skew[g] = s
-        }
-        clockSkewS = skew
-        var down = Array(repeating: [ClosedRange<Double>](), count: site.gateways.count)
-        for o in p.faults.outages {
-            guard let g = site.gatewayIndex(o.gateway) else { throw .unknownGateway(o.gateway, known: site.gateways.map(\.id)) }
-            guard o.to > o.from else { throw .invalid("outage of \(o.gateway) must end after it starts") }
-            down[g].append((p.start + o.from)...(p.start + o.to))
-        }
-        outages = down
-
         let planner = MovementPlanner(site: site, movement: p.movement)
         let identity = site.tracking.ibeacon.first
+        let iv = p.radio.advertisingInterval
         var devices: [SimulatedDevice] = []
         devices.reserveCapacity(p.deviceCount)
         for i in 0..<p.deviceCount {
@@ -77,7 +61,42 @@ public struct Scenario: Sendable {
                 measuredPowerDBm: p.radio.advertisedPowerDBm + p.radio.measuredPowerSpreadDB * rng.gaussian(),
                 advertisedPowerDBm: p.radio.advertisedPowerDBm))
         }
+        try self.init(site: site, parameters: p, devices: devices)
+    }
+
+    /// A scenario with the given devices (tests, hand-built experiments); gateway biases and
+    /// faults still come from the parameters and seed. `parameters.deviceCount` is ignored.
+    public init(site: Site, parameters p: SimulationParameters, devices: [SimulatedDevice]) throws(SimulationError) {
+        try Self.check(site: site, parameters: p)
+        self.site = site
+        self.parameters = p
         self.devices = devices
+        var gatewayRNG = SimulationRandom(seed: p.seed).derived(0xFFFF_0001)
+        gatewayBiasDB = site.gateways.map { -$0.rssiOffsetDB + p.radio.gatewayOffsetSpreadDB * gatewayRNG.gaussian() }
+        var skew = Array(repeating: 0.0, count: site.gateways.count)
+        for (gid, s) in p.faults.clockSkewS {
+            guard let g = site.gatewayIndex(gid) else { throw .unknownGateway(gid, known: site.gateways.map(\.id)) }
+            skew[g] = s
+        }
+        clockSkewS = skew
+        var down = Array(repeating: [ClosedRange<Double>](), count: site.gateways.count)
+        for o in p.faults.outages {
+            guard let g = site.gatewayIndex(o.gateway) else { throw .unknownGateway(o.gateway, known: site.gateways.map(\.id)) }
+            guard o.to > o.from else { throw .invalid("outage of \(o.gateway) must end after it starts") }
+            down[g].append((p.start + o.from)...(p.start + o.to))
+        }
+        outages = down
+    }
+
+    static func check(site: Site, parameters p: SimulationParameters) throws(SimulationError) {
+        guard p.deviceCount >= 0 else { throw .invalid("devices must be 0 or more, got \(p.deviceCount)") }
+        guard p.duration > 0 && p.duration.isFinite else { throw .invalid("duration must be positive, got \(p.duration) s") }
+        guard !site.regions.isEmpty, !site.gateways.isEmpty else { throw .invalid("the site has no regions or no gateways") }
+        let iv = p.radio.advertisingInterval
+        guard iv.lowerBound >= 0.02 && iv.upperBound <= 10 else {
+            throw .invalid("advertising interval must lie within 0.02–10 s, got \(iv.lowerBound)–\(iv.upperBound) s")
+        }
+        guard (0..<1).contains(p.radio.packetLoss) else { throw .invalid("packet loss must be in [0, 1), got \(p.radio.packetLoss)") }
     }
 
     /// `ibeacon:<uuid>:<major>:<minor>` under the site's first tracked iBeacon identity (its major

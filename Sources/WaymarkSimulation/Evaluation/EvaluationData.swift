@@ -5,11 +5,14 @@ public struct ScoredVisit: Hashable, Sendable {
     public var entered: Double
     public var exited: Double
     public var inferred: Bool
-    public init(region: Int, entered: Double, exited: Double, inferred: Bool = false) {
+    /// When the system reported the visit (the `t` of a replay `visit` line); nil when unknown.
+    public var reportedAt: Double?
+    public init(region: Int, entered: Double, exited: Double, inferred: Bool = false, reportedAt: Double? = nil) {
         self.region = region
         self.entered = entered
         self.exited = exited
         self.inferred = inferred
+        self.reportedAt = reportedAt
     }
 }
 

@@ -90,7 +90,7 @@ public struct EvaluationReader {
                 let d = devices.id(name)
                 run.ensure(d)
                 run.visits[d].append(ScoredVisit(region: region(id), entered: entered, exited: max(entered, exited),
-                                                 inferred: s.bool("inferred") ?? false))
+                                                 inferred: s.bool("inferred") ?? false, reportedAt: s.number("t")))
             default:
                 return
             }

@@ -26,6 +26,7 @@ extension EvaluationReport {
         lines.append(row("path accuracy") { pct($0.pathAccuracy) })
         lines.append(row("entry latency p50 / p95 (s)") { secs($0.entryLatencyP50, $0.entryLatencyP95) })
         lines.append(row("exit latency p50 / p95 (s)") { secs($0.exitLatencyP50, $0.exitLatencyP95) })
+        lines.append(row("exit reported after p50 / p95 (s)") { secs($0.exitReportedP50, $0.exitReportedP95) })
         lines.append(row("flaps per device-hour") { String(format: "%.2f", $0.flapsPerDeviceHour) })
         return lines.joined(separator: "\n")
     }
@@ -45,6 +46,8 @@ extension EvaluationReport {
             var entry_latency_p95_s: Double?
             var exit_latency_p50_s: Double?
             var exit_latency_p95_s: Double?
+            var exit_reported_p50_s: Double?
+            var exit_reported_p95_s: Double?
             var flaps: Int
             var flaps_per_device_hour: Double
             init(_ s: SystemScore) {
@@ -60,6 +63,8 @@ extension EvaluationReport {
                 entry_latency_p95_s = s.entryLatencyP95
                 exit_latency_p50_s = s.exitLatencyP50
                 exit_latency_p95_s = s.exitLatencyP95
+                exit_reported_p50_s = s.exitReportedP50
+                exit_reported_p95_s = s.exitReportedP95
                 flaps = s.flaps
                 flaps_per_device_hour = s.flapsPerDeviceHour
             }

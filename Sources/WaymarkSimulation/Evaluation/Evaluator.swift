@@ -20,7 +20,11 @@ public import WaymarkCore
 ///   its region: its entry minus the earliest overlapping true entry, and its exit minus the latest
 ///   overlapping true exit. Exits are left out when the true exit lies within `exit_delay_s` + 5 s
 ///   of the end of the truth (the run ended before the system could close the visit). Reported as
-///   the 50th and 95th percentiles (linear interpolation between order statistics).
+///   the 50th and 95th percentiles (linear interpolation between order statistics). The exit time a
+///   system records may be back-dated to its last evidence; **exit reported after** measures
+///   instead when the visit was reported (the `t` of the replay `visit` line; for the naive rule,
+///   the moment its region changes) after the latest overlapping true exit, so it includes the
+///   exit buffer (`exit_delay_s`) when the device left into no region.
 /// - **Flaps per device-hour**: location changes to a region that the device was not truly in at
 ///   any time within `flapToleranceS` of the change, divided by the device-hours in the venue.
 public struct Evaluator: Sendable {
@@ -62,7 +66,10 @@ public struct Evaluator: Sendable {
                 score.matchedRecordedVisits += 1
                 guard !r.inferred else { continue }
                 score.entryLatencies.append(r.entered - first.entered)
-                if last.exited < exitCutoff { score.exitLatencies.append(r.exited - last.exited) }
+                if last.exited < exitCutoff {
+                    score.exitLatencies.append(r.exited - last.exited)
+                    if let reported = r.reportedAt { score.exitReportLatencies.append(reported - last.exited) }
+                }
             }
 
             // Paths.
@@ -88,6 +95,7 @@ public struct Evaluator: Sendable {
         score.deviceHours = truth.deviceHours
         score.entryLatencies.sort()
         score.exitLatencies.sort()
+        score.exitReportLatencies.sort()
         return score
     }
 

@@ -27,7 +27,7 @@ public struct NaiveBaseline {
 
         mutating func set(_ r: Int?, at t: Double) {
             guard r != region || locations.isEmpty else { return }
-            if let old = region { visits.append(ScoredVisit(region: old, entered: since, exited: t)) }
+            if let old = region { visits.append(ScoredVisit(region: old, entered: since, exited: t, reportedAt: t)) }
             region = r
             since = t
             locations.append(LocationChange(t: t, region: r))

@@ -12,6 +12,7 @@ public struct SystemScore: Hashable, Sendable {
     /// Sorted ascending, seconds.
     public var entryLatencies: [Double] = []
     public var exitLatencies: [Double] = []
+    public var exitReportLatencies: [Double] = []
     public var flaps = 0
     public var deviceHours = 0.0
 
@@ -27,6 +28,8 @@ public struct SystemScore: Hashable, Sendable {
     public var entryLatencyP95: Double? { Self.percentile(entryLatencies, 0.95) }
     public var exitLatencyP50: Double? { Self.percentile(exitLatencies, 0.50) }
     public var exitLatencyP95: Double? { Self.percentile(exitLatencies, 0.95) }
+    public var exitReportedP50: Double? { Self.percentile(exitReportLatencies, 0.50) }
+    public var exitReportedP95: Double? { Self.percentile(exitReportLatencies, 0.95) }
 
     private func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 1 }
 

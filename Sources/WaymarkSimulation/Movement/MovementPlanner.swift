@@ -118,8 +118,9 @@ public struct MovementPlanner: Sendable {
         let floor = site.regions[region].floor
         while !walk.isOver && walk.time < until {
             let spot = spot(in: region, rng: &rng)
+            // Stroll to the next spot at 60 % of walking speed, if there is time to get there.
             let step = walk.here.position.distance(to: spot) / (speed * 0.6)
-            walk.move(to: spot, floor: floor, duration: min(step, until - walk.time))
+            if step < until - walk.time { walk.move(to: spot, floor: floor, duration: step) }
             let stand = min(rng.exponential(mean: movement.repositionMeanS), until - walk.time)
             if stand > 0 { walk.stay(stand) }
         }

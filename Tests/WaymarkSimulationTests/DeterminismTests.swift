@@ -1,0 +1,104 @@
+import Testing
+import WaymarkCore
+@testable import WaymarkSimulation
+
+@Suite("Determinism and faults")
+struct DeterminismTests {
+    func run(seed: UInt64, configure: (inout SimulationParameters) -> Void = { _ in }) throws -> (Scenario, [SimulatedSighting]) {
+        let site = try TestSites.site(TestSites.line)
+        var p = SimulationParameters()
+        p.seed = seed
+        p.deviceCount = 12
+        p.duration = 600
+        p.movement.dwellMedianS = 30
+        configure(&p)
+        let scenario = try Scenario(site: site, parameters: p)
+        return (scenario, TestSites.allSightings(scenario))
+    }
+
+    @Test("the same seed gives identical sightings and truth; another seed does not")
+    func sameSeed() throws {
+        let (s1, a) = try run(seed: 42)
+        let (s2, b) = try run(seed: 42)
+        let (_, c) = try run(seed: 43)
+        #expect(!a.isEmpty)
+        #expect(a == b)
+        #expect(s1.truth() == s2.truth())
+        #expect(a != c)
+    }
+
+    @Test("the random generator is reproducible and its normal deviates have mean 0 and sd 1")
+    func generator() {
+        var r1 = SimulationRandom(seed: 7), r2 = SimulationRandom(seed: 7)
+        #expect((0..<100).map { _ in r1.next() } == (0..<100).map { _ in r2.next() })
+        var g = SimulationRandom(seed: 11)
+        let xs = (0..<200_000).map { _ in g.gaussian() }
+        let mean = xs.reduce(0, +) / Double(xs.count)
+        let sd = (xs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(xs.count)).squareRoot()
+        #expect(abs(mean) < 0.01)
+        #expect(abs(sd - 1) < 0.01)
+        #expect((0..<10_000).allSatisfy { _ in (0..<1).contains(g.uniform()) })
+    }
+
+    @Test("sightings come out sorted by time, also with a skewed gateway clock")
+    func sortedWithSkew() throws {
+        let (scenario, sightings) = try run(seed: 5) { $0.faults.clockSkewS = ["gw-b": -4, "gw-c": 3] }
+        #expect(zip(sightings, sightings.dropFirst()).allSatisfy { $0.time <= $1.time })
+        #expect(scenario.clockSkewS == [0, -4, 3])
+    }
+
+    @Test("an offline gateway hears nothing during its outage")
+    func outage() throws {
+        let (scenario, sightings) = try run(seed: 5) {
+            $0.faults.outages = [.init(gateway: "gw-a", from: 100, to: 300)]
+            $0.arrivals = .atStart
+        }
+        let start = scenario.parameters.start
+        let a = sightings.filter { $0.gateway == 0 }
+        #expect(!a.isEmpty)
+        #expect(!a.contains { $0.time >= start + 100 && $0.time <= start + 300 })
+        #expect(sightings.contains { $0.gateway == 1 && $0.time >= start + 100 && $0.time <= start + 300 })
+    }
+
+    @Test("batches: every sighting once without faults; duplicates and reordering when asked")
+    func batches() throws {
+        let (scenario, sightings) = try run(seed: 9) { $0.faults.duplicateRate = 0.2; $0.faults.reorderRate = 0.2 }
+        var batcher = SightingBatcher(scenario: scenario)
+        var batches = batcher.add(sightings)
+        batches += batcher.finish()
+        let delivered = batches.flatMap(\.sightings)
+        #expect(Set(delivered) == Set(sightings))
+        #expect(delivered.count > sightings.count)
+        // Reordered: some gateway's sequence numbers go backwards in delivery order.
+        var last: [Int: UInt64] = [:]
+        var backwards = 0
+        for b in batches {
+            if let l = last[b.gateway], b.seq < l { backwards += 1 }
+            last[b.gateway] = b.seq
+        }
+        #expect(backwards > 0)
+        // A wire batch aggregates per device.
+        let b = batches.first { $0.sightings.count > 1 }!
+        let wire = b.wireBatch(scenario: scenario)
+        #expect(wire.sightings.map(\.count).reduce(0, +) == b.sightings.count)
+        #expect(wire.gateway == scenario.site.gateways[b.gateway].id)
+
+        let (plain, all) = try run(seed: 9)
+        var clean = SightingBatcher(scenario: plain)
+        let once = (clean.add(all) + clean.finish()).flatMap(\.sightings)
+        #expect(once.sorted { ($0.time, $0.gateway, $0.device) < ($1.time, $1.gateway, $1.device) } == all)
+    }
+
+    @Test("durations parse as on the command line")
+    func durations() {
+        #expect(DurationText.seconds("90s") == 90)
+        #expect(DurationText.seconds("30m") == 1800)
+        #expect(DurationText.seconds("2h") == 7200)
+        #expect(DurationText.seconds("1h30m") == 5400)
+        #expect(DurationText.seconds("45") == 45)
+        #expect(DurationText.seconds("1.5h") == 5400)
+        #expect(DurationText.seconds("10x") == nil)
+        #expect(DurationText.seconds("h") == nil)
+        #expect(DurationText.seconds("5m3") == nil)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+import WaymarkCore
+@testable import WaymarkSimulation
+
+@Suite("Evaluator arithmetic on hand-made cases")
+struct EvaluatorTests {
+    // Line site: a(0) — b(1) — c(2); a and c are not adjacent.
+    let a = 0, b = 1, c = 2
+
+    func handMade() -> (TruthData, RecordedRun) {
+        var truth = TruthData()
+        truth.ensure(0)
+        truth.visits[0] = [ScoredVisit(region: a, entered: 0, exited: 100),
+                           ScoredVisit(region: b, entered: 110, exited: 200),
+                           ScoredVisit(region: c, entered: 210, exited: 300)]
+        truth.presence[0] = [0...300]
+        truth.end = 300
+        var run = RecordedRun()
+        run.ensure(0)
+        run.locations[0] = [.init(t: 0, region: a), .init(t: 120, region: b), .init(t: 150, region: c),
+                            .init(t: 160, region: b), .init(t: 215, region: c), .init(t: 330, region: nil)]
+        run.visits[0] = [ScoredVisit(region: a, entered: 0, exited: 118), ScoredVisit(region: b, entered: 120, exited: 150),
+                         ScoredVisit(region: c, entered: 150, exited: 160), ScoredVisit(region: b, entered: 160, exited: 212),
+                         ScoredVisit(region: c, entered: 215, exited: 300)]
+        return (truth, run)
+    }
+
+    @Test("every figure matches the hand computation")
+    func figures() throws {
+        let site = try TestSites.site(TestSites.line)
+        let (truth, run) = handMade()
+        let s = Evaluator(site: site).score(truth: truth, run: run)
+        // Scored 280 s; wrong: 110–120 (a for b), 150–160 (c for b), 210–215 (b for c), all adjacent.
+        #expect(abs(s.accuracy - 255.0 / 280) < 1e-12)
+        #expect(s.accuracyWithinHop == 1)
+        #expect(s.visitRecall == 1)
+        #expect(s.visitPrecision == 0.8)  // c 150–160 overlaps no true visit of c
+        #expect(abs(s.pathAccuracy - 0.6) < 1e-12)  // a b c vs a b c b c: distance 2 over length 5
+        #expect(s.entryLatencies == [0, 5, 10, 50])
+        #expect(s.exitLatencies == [-50, 12, 18])  // the last exit is at the end of the truth: left out
+        #expect(s.exitReportLatencies.isEmpty)  // hand-made visits carry no report time
+        #expect(s.entryLatencyP50 == 7.5)
+        #expect(abs(s.entryLatencyP95! - 44) < 1e-9)
+        #expect(s.exitLatencyP50 == 12)
+        #expect(abs(s.exitLatencyP95! - 17.4) < 1e-9)
+        #expect(s.flaps == 1)  // the change to c at 150, 60 s before the true visit of c
+        #expect(abs(s.flapsPerDeviceHour - 12) < 1e-9)
+    }
+
+    @Test("a region two hops away is wrong even within one hop")
+    func twoHops() throws {
+        let site = try TestSites.site(TestSites.line)
+        var (truth, run) = handMade()
+        run.locations[0] = [.init(t: 0, region: c)]
+        let s = Evaluator(site: site).score(truth: truth, run: run)
+        #expect(abs(s.accuracy - 90.0 / 280) < 1e-12)
+        #expect(abs(s.accuracyWithinHop - 180.0 / 280) < 1e-12)
+        truth.visits[0] = []
+        #expect(Evaluator(site: site).score(truth: truth, run: run).accuracy == 1)  // nothing to score
+    }
+
+    @Test("edit distance and percentiles")
+    func helpers() {
+        #expect(Evaluator.editDistance([1, 2, 3], [1, 3]) == 1)
+        #expect(Evaluator.editDistance([], [4, 5]) == 2)
+        #expect(Evaluator.editDistance([1, 2], [2, 1]) == 2)
+        #expect(Evaluator.sequence([ScoredVisit(region: 1, entered: 5, exited: 6), ScoredVisit(region: 1, entered: 0, exited: 1),
+                                    ScoredVisit(region: 2, entered: 7, exited: 8)]) == [1, 2])
+        #expect(SystemScore.percentile([3, 1, 2].sorted(), 0.5) == 2)
+        #expect(SystemScore.percentile([], 0.5) == nil)
+        #expect(SystemScore.percentile([10], 0.95) == 10)
+    }
+
+    @Test("naive rule: strongest RSSI in the last 2 s, ageing out exactly")
+    func naive() throws {
+        let site = try TestSites.site(TestSites.line)
+        var n = NaiveBaseline(site: site)
+        n.add(device: 0, gateway: 0, time: 0, rssi: -60)
+        n.add(device: 0, gateway: 1, time: 1, rssi: -70)
+        n.add(device: 0, gateway: 1, time: 1.5, rssi: -50)
+        n.add(device: 0, gateway: 0, time: 2.5, rssi: -80)
+        let run = n.finish()
+        #expect(run.locations[0] == [.init(t: 0, region: a), .init(t: 1.5, region: b), .init(t: 3.5, region: a),
+                                     .init(t: 4.5, region: nil)])
+        #expect(run.visits[0] == [ScoredVisit(region: a, entered: 0, exited: 1.5, reportedAt: 1.5),
+                                  ScoredVisit(region: b, entered: 1.5, exited: 3.5, reportedAt: 3.5),
+                                  ScoredVisit(region: a, entered: 3.5, exited: 4.5, reportedAt: 4.5)])
+    }
+
+    @Test("reads truth, replay output and sightings files; bad lines are counted and skipped")
+    func files() throws {
+        let site = try TestSites.site(TestSites.line)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-eval-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dev = "mac:02-00-00-00-00-01"
+        let truthPath = dir.appendingPathComponent("truth.jsonl").path
+        try """
+            {"type":"presence","device":"\(dev)","entered":1000.000,"exited":1100.000,"stationary":false}
+            {"type":"truth","device":"\(dev)","region":"a","entered":1000.000,"exited":1040.000}
+            {"type":"truth","device":"\(dev)","region":"b","entered":1050.000,"exited":1100.000}
+            not json
+            """.write(toFile: truthPath, atomically: true, encoding: .utf8)
+        let outputPath = dir.appendingPathComponent("out.jsonl").path
+        try """
+            {"device":"\(dev)","region":"a","t":1001.5,"type":"location"}
+            {"device":"\(dev)","regions":["a","b"],"t":1001.5,"type":"monitored"}
+            {"device":"\(dev)","region":"b","t":1052,"type":"location"}
+            {"device":"\(dev)","dwell_s":50.5,"entered":1001.5,"exited":1052,"inferred":false,"region":"a","t":1052,"type":"visit"}
+            {"device":"\(dev)","region":null,"t":1130,"type":"location"}
+            {"device":"\(dev)","region":"lobby","t":1131,"type":"location"}
+            """.write(toFile: outputPath, atomically: true, encoding: .utf8)
+        let sightingsPath = dir.appendingPathComponent("s.jsonl").path
+        try """
+            {"t":1001.000,"gateway":"gw-a","device":"\(dev)","rssi":-60,"tx":-59}
+            {"t":1051.000,"gateway":"gw-b","device":"\(dev)","rssi":-61}
+            {"t":1052.000,"gateway":"gw-x","device":"\(dev)","rssi":-61}
+            """.write(toFile: sightingsPath, atomically: true, encoding: .utf8)
+
+        var reader = EvaluationReader(site: site)
+        let truth = try reader.readTruth(path: truthPath)
+        let run = try reader.readReplayOutput(path: outputPath)
+        let naive = try reader.readNaive(sightingsPath: sightingsPath)
+        #expect(truth.visits[0].map(\.region) == [0, 1])
+        #expect(truth.deviceHours == 100.0 / 3600)
+        #expect(run.locations[0].map(\.region) == [0, 1, nil, -1])
+        #expect(run.visits[0] == [ScoredVisit(region: 0, entered: 1001.5, exited: 1052, reportedAt: 1052)])
+        #expect(naive.locations[0].map(\.region) == [0, nil, 1, nil])
+        #expect(reader.problemCount == 2)  // "not json" and the unknown gateway
+        #expect(reader.unknownRegions == ["lobby": 1])
+        let s = Evaluator(site: site).score(truth: truth, run: run)
+        // a: 1000–1001.5 none, then a → 38.5 of 40; b: 1050–1052 a (adjacent), then b → 48 of 50.
+        #expect(abs(s.accuracy - 86.5 / 90) < 1e-9)
+        #expect(abs(s.accuracyWithinHop - 88.5 / 90) < 1e-9)
+    }
+
+    @Test("the JSON line scanner reads flat objects, skips nested values and rejects junk")
+    func scanner() {
+        let line = Array(#"{"t": 1780304400.123, "a": [1, {"b": "]"}], "s": "x\"y", "n": null, "e": -7.5e1}"#.utf8)
+        line.withUnsafeBufferPointer { buf in
+            let s = JSONLineScanner(line: buf)
+            #expect(s != nil)
+            #expect(abs(s!.number("t")! - 1780304400.123) < 1e-6)
+            #expect(s!.number("e") == -75)
+            #expect(s!.isNull("n"))
+            #expect(s!.raw("missing") == nil)
+            #expect(s!.string("s") == #"x\"y"#)
+        }
+        for bad in ["", "[1]", #"{"a": 1"#, #"{"a" 1}"#] {
+            Array(bad.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner(line: $0) == nil) }
+        }
+        for (text, value) in [("12", 12.0), ("-0.5", -0.5), ("1e3", 1000), ("0.001", 0.001)] {
+            Array(text.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner.parseNumber($0) == value) }
+        }
+        for text in ["-", "1.2.3", "1e", "abc"] {
+            Array(text.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner.parseNumber($0) == nil) }
+        }
+    }
+}
