@@ -30,7 +30,7 @@ extension ReplayParser {
     }
 
     private static func time(from value: Any) -> Double? {
-        if let n = value as? NSNumber, !(value is Bool) { return n.doubleValue }
+        if let n = value as? NSNumber { return n.doubleValue }
         if let s = value as? String {
             let f = ISO8601DateFormatter()
             f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -15,6 +15,10 @@ extension Spool {
         }.sorted()
         let decoder = JSONDecoder()
         struct Key: Decodable { var boot: String; var seq: UInt64 }
+        if let data = FileManager.default.contents(atPath: acksPath),
+           let acks = try? decoder.decode([String: UInt64].self, from: data) {
+            ackedUpTo = acks
+        }
         for number in numbers {
             let file = path(number)
             guard let data = FileManager.default.contents(atPath: file) else { throw SpoolError.system("read", file, EACCES) }
@@ -23,6 +27,7 @@ extension Spool {
             var damaged = scan.damagedRegions
             for range in scan.payloads {
                 guard let key = try? decoder.decode(Key.self, from: data[range]) else { damaged += 1; continue }
+                if let acked = ackedUpTo[key.boot], key.seq <= acked { continue }
                 entries.append(Entry(boot: key.boot, seq: key.seq, segment: number, offset: range.lowerBound,
                                       length: range.count, sentAt: nil, payload: nil))
                 live += 1
@@ -36,6 +41,23 @@ extension Spool {
             }
         }
         nextSegment = (numbers.last ?? 0) + 1
+        saveAcks()
+    }
+
+    var acksPath: String { configuration.directory + "/acked.json" }
+
+    /// Persists the ack high-water marks of boots that still have records (temp file + rename,
+    /// so the file is always whole; losing an update only means a duplicate resend).
+    func saveAcks() {
+        let boots = Set(entries.map(\.boot))
+        ackedUpTo = ackedUpTo.filter { boots.contains($0.key) }
+        if ackedUpTo.isEmpty {
+            unlink(acksPath)
+            return
+        }
+        guard let data = try? JSONEncoder().encode(ackedUpTo) else { return }
+        let temp = acksPath + ".tmp"
+        if FileManager.default.createFile(atPath: temp, contents: data) { rename(temp, acksPath) }
     }
 
     func openSegment() throws(SpoolError) {

@@ -59,6 +59,9 @@ public final class Spool {
     public internal(set) var damagedRegions = 0
     /// Intact batches found at start (re-queued for sending).
     public internal(set) var recovered = 0
+    /// Highest acked seq per boot that still has records on disk (persisted in `acked.json`, so
+    /// acked records in a partly acked segment are not re-sent after a restart).
+    var ackedUpTo: [String: UInt64] = [:]
 
     /// Opens (creating when needed) the spool directory and reads back what it holds.
     public init(_ configuration: Configuration) throws(SpoolError) {
@@ -123,7 +126,11 @@ public final class Spool {
             removed += 1
             return true
         }
-        if removed > 0 { deleteEmptySegments() }
+        if removed > 0 {
+            ackedUpTo[boot] = max(ackedUpTo[boot] ?? 0, seq)
+            deleteEmptySegments()
+            saveAcks()
+        }
         return removed
     }
 
