@@ -132,9 +132,11 @@ public struct FusionEngine: Sendable {
     }
 }
 
-/// A device interned by `FusionEngine.handle(for:)`.
+/// A device interned by `FusionEngine.handle(for:)`: handles are issued in order 0, 1, 2, … and
+/// are only meaningful to the engine that issued them (an unknown one is counted and ignored).
 public struct DeviceHandle: Hashable, Sendable {
     public let index: Int32
+    public init(index: Int32) { self.index = index }
 }
 
 /// Readings the engine did not use, by cause (DESIGN.md §3: implausible inputs are rejected and

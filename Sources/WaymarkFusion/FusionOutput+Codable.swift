@@ -32,7 +32,7 @@ extension FusionOutput: Codable {
             try c.encode(o.region, forKey: .region)
             try c.encode(o.entered, forKey: .entered)
             try c.encode(o.exited, forKey: .exited)
-            try c.encode(o.dwellS, forKey: .dwellS)
+            try c.encode((o.dwellS * 1000).rounded() / 1000, forKey: .dwellS)
             try c.encode(o.inferred, forKey: .inferred)
         case .monitored(let o):
             try c.encode(o.regions, forKey: .regions)

@@ -34,7 +34,7 @@ struct RSSIFilter: Sendable, Hashable, Codable {
     /// Consecutive rejected readings.
     private var run: Int32 = 0
     /// Time of the last reading, accepted or not (Unix seconds).
-    private(set) var lastTime: Double = -.infinity
+    var lastTime: Double = -.infinity
 
     var hasLevel: Bool { variance >= 0 }
 

@@ -25,8 +25,8 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     public var immediateM: Double = 0.5
     public var nearM: Double = 3.0
     /// `staleness_s`: proximity becomes unknown when a region's gateways have not heard the device
-    /// for this long.
-    public var stalenessS: Double = 10
+    /// for this long; a current region that is stale loses against any fresh inside region.
+    public var stalenessS: Double = 5
     /// `gateway_silence_s`: a gateway that sent nothing for this long counts as offline.
     public var gatewaySilenceS: Double = 30
 

@@ -1,0 +1,113 @@
+public import WaymarkCore
+
+/// A device's fusion state, saved so that a restarted aggregator resumes where it stopped
+/// (DESIGN.md §2). Regions and gateways are stored by site id, so a checkpoint survives edits to
+/// the site file: state for regions or gateways that no longer exist is dropped on restore.
+/// Encodes with any `Encoder` (no non-finite numbers in the encoded form).
+public struct DeviceCheckpoint: Codable, Sendable, Hashable {
+    public var device: DeviceID
+    /// Site ids of the regions the state refers to, by local index.
+    var regions: [String]
+    /// Site ids of the gateways the state refers to, by local index.
+    var gateways: [String]
+    /// The device state with region and gateway indices local to the two tables above, and
+    /// non-finite numbers replaced by finite sentinels.
+    var state: DeviceState
+}
+
+extension FusionEngine {
+    /// The state of one device, or nil when the engine does not know it.
+    public func checkpoint(device: DeviceID) -> DeviceCheckpoint? {
+        deviceIndex[device].map { checkpoint(of: devices[Int($0)]) }
+    }
+
+    /// The state of every device.
+    public func checkpoint() -> [DeviceCheckpoint] { devices.map(checkpoint(of:)) }
+
+    /// Restores a device's state (replacing any state the engine has for it) and returns its handle.
+    @discardableResult
+    public mutating func restore(_ saved: DeviceCheckpoint) -> DeviceHandle {
+        let regionMap = saved.regions.map { site.regionIndex($0).map(Int32.init) }
+        let gatewayMap = saved.gateways.map { site.gatewayIndex($0).map(Int32.init) }
+        var state = saved.state.mapped(
+            region: { $0 >= 0 && Int($0) < regionMap.count ? regionMap[Int($0)] : nil },
+            gateway: { $0 >= 0 && Int($0) < gatewayMap.count ? gatewayMap[Int($0)] : nil })
+            .withFiniteSentinels(false)
+        // A rotation may be due when the site changed; force a timer check on the next call.
+        state.nextDeadline = -.infinity
+        let handle = self.handle(for: saved.device)
+        devices[Int(handle.index)] = state
+        return handle
+    }
+
+    private func checkpoint(of d: DeviceState) -> DeviceCheckpoint {
+        var regionLocal: [Int32: Int32] = [:], regions: [String] = []
+        var gatewayLocal: [Int32: Int32] = [:], gateways: [String] = []
+        let state = d.mapped(
+            region: { r in
+                if let l = regionLocal[r] { return l }
+                let l = Int32(regions.count)
+                regions.append(ctx.regionIDs[Int(r)])
+                regionLocal[r] = l
+                return l
+            },
+            gateway: { g in
+                if let l = gatewayLocal[g] { return l }
+                let l = Int32(gateways.count)
+                gateways.append(ctx.gatewayIDs[Int(g)])
+                gatewayLocal[g] = l
+                return l
+            })
+        return DeviceCheckpoint(device: d.id, regions: regions, gateways: gateways, state: state.withFiniteSentinels(true))
+    }
+}
+
+extension DeviceState {
+    /// A copy with every region and gateway index passed through the maps; entries that map to
+    /// nil are dropped (a lost current region becomes none).
+    func mapped(region: (Int32) -> Int32?, gateway: (Int32) -> Int32?) -> DeviceState {
+        var s = self
+        s.current = current >= 0 ? region(current) ?? -1 : -1
+        s.challenger = challenger >= 0 ? region(challenger) ?? -1 : -1
+        s.slots = slots.compactMap { slot in region(slot.region).map { var x = slot; x.region = $0; return x } }
+        s.links = links.compactMap { link in gateway(link.gateway).map { var x = link; x.gateway = $0; return x } }
+        s.candidate = candidate.gateway >= 0 ? gateway(candidate.gateway).map { var x = candidate; x.gateway = $0; return x } ?? Link(gateway: -1) : candidate
+        s.journeyRegions = journeyRegions.compactMap(region)
+        return s
+    }
+
+    /// Replaces ±∞ and NaN by finite sentinels (`encode` true) or back (false), so that JSON
+    /// encoders accept the state.
+    func withFiniteSentinels(_ encode: Bool) -> DeviceState {
+        let big = 1e300
+        func t(_ v: Double) -> Double {
+            if encode { return v.isNaN ? -big * 1.5 : v == .infinity ? big : v == -.infinity ? -big : v }
+            return v <= -big * 1.5 ? .nan : v >= big ? .infinity : v <= -big ? -.infinity : v
+        }
+        func f(_ v: Float) -> Float {
+            if encode { return v == .infinity ? .greatestFiniteMagnitude : v }
+            return v == .greatestFiniteMagnitude ? .infinity : v
+        }
+        var s = self
+        s.visitEntered = t(visitEntered)
+        s.challengerSince = t(challengerSince)
+        s.candidateSince = t(candidateSince)
+        s.journeyStarted = t(journeyStarted)
+        s.outsideSince = t(outsideSince)
+        s.nextDeadline = t(nextDeadline)
+        s.lastTime = t(lastTime)
+        for i in s.slots.indices {
+            s.slots[i].distance = f(s.slots[i].distance)
+            s.slots[i].lastHeard = t(s.slots[i].lastHeard)
+            s.slots[i].lastQualifying = t(s.slots[i].lastQualifying)
+            s.slots[i].enteredAt = t(s.slots[i].enteredAt)
+        }
+        for i in s.links.indices {
+            s.links[i].distance = f(s.links[i].distance)
+            s.links[i].filter.lastTime = t(s.links[i].filter.lastTime)
+        }
+        s.candidate.distance = f(s.candidate.distance)
+        s.candidate.filter.lastTime = t(s.candidate.filter.lastTime)
+        return s
+    }
+}

@@ -1,0 +1,92 @@
+import Testing
+import WaymarkCore
+@testable import WaymarkFusion
+
+@Suite struct RegionStateTests {
+    @Test func entryIsImmediateAndCarriesTheEvidenceTime() throws {
+        var d = Driver(try Venue.line(3))
+        d.now = 500
+        let out = d.hear("g0", rssi: rssi(atDistance: 1))
+        let inside = d.states("r0")
+        #expect(inside.count == 1)
+        #expect(inside.first?.state == .inside && inside.first?.t == 500)
+        #expect(inside.first?.proximity == .near)
+        #expect(d.locations.map(\.region) == ["r0"])
+        #expect(d.locations.first?.t == 500)
+        #expect(d.monitored.first?.regions == ["r0", "r1", "r2"])
+        #expect(out.count == d.outputs.count)
+    }
+
+    @Test func exitFiresExactlyAfterTheExitDelay() throws {
+        var d = Driver(try Venue.line(3))
+        d.run(for: 10) { d in
+            d.heartbeat()
+            d.hear("g0", rssi: rssi(atDistance: 1))
+        }
+        let lastEvidence = d.now  // 1010
+        // From now on the gateways are alive but nobody hears the device.
+        d.run(for: 29.5, step: 0.5) { $0.heartbeat() }
+        #expect(d.states("r0").filter { $0.state == .outside }.isEmpty, "no exit before exit_delay_s")
+        d.run(for: 0.5, step: 0.5) { $0.heartbeat() }
+        let exits = d.states("r0").filter { $0.state == .outside }
+        #expect(exits.count == 1)
+        #expect(exits.first?.t == lastEvidence + 30)
+        #expect(d.locations.last?.region == nil && d.locations.last?.t == lastEvidence + 30)
+        let visit = try #require(d.visits.last)
+        #expect(visit.region == "r0" && visit.exited == lastEvidence && visit.entered == 1001)
+    }
+
+    @Test func configuredExitDelayIsHonoured() throws {
+        var d = Driver(try Venue.line(2, fusion: "exit_delay_s: 12"))
+        d.run(for: 3) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
+        d.run(for: 20) { $0.heartbeat() }
+        #expect(d.states("r0").last?.state == .outside)
+        #expect(d.states("r0").last?.t == Double(1003 + 12))
+    }
+
+    @Test func weakSightingsDoNotKeepARegion() throws {
+        var d = Driver(try Venue.line(2, radius: 3))
+        d.run(for: 5) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
+        // Heard at 8 m: not within the 3 m radius, so not qualifying evidence.
+        d.run(for: 40) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 8)) }
+        #expect(d.states("r0").last?.state == .outside)
+        #expect(d.locations.last?.region == nil)
+    }
+
+    @Test func offlineGatewayMakesItsRegionUnknownUntilEvidence() throws {
+        var d = Driver(try Venue.line(2))
+        d.run(for: 5) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
+        d.outputs += d.engine.gatewayStatus(d.site.gatewayIndex("g0")!, online: false, at: 1006)
+        let unknown = d.states("r0").last
+        #expect(unknown?.state == .unknown && unknown?.t == 1006)
+        #expect(d.locations.last?.region == nil)
+        // Offline for a long time: no exit is invented while nothing can be observed.
+        d.now = 1006
+        d.run(for: 60) { d in d.engine.gatewayHeartbeat(d.site.gatewayIndex("g1")!, at: d.now) }
+        #expect(d.states("r0").last?.state == .unknown)
+        // Back online and hearing the device: inside again.
+        d.outputs += d.engine.gatewayStatus(d.site.gatewayIndex("g0")!, online: true, at: d.now)
+        d.hear("g0", rssi: rssi(atDistance: 1))
+        #expect(d.states("r0").last?.state == .inside)
+        #expect(d.locations.last?.region == "r0")
+    }
+
+    @Test func silentGatewayCountsAsOffline() throws {
+        var d = Driver(try Venue.line(2, fusion: "gateway_silence_s: 15"))
+        d.run(for: 5) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
+        // g0 sends nothing at all any more; g1 stays alive.
+        d.run(for: 30) { d in d.engine.gatewayHeartbeat(d.site.gatewayIndex("g1")!, at: d.now) }
+        let last = try #require(d.states("r0").last)
+        #expect(last.state == .unknown)
+        #expect(last.t == 1005 + 15)
+    }
+
+    @Test func unheardRegionsBecomeOutsideAfterTheDelay() throws {
+        var d = Driver(try Venue.line(3))
+        d.run(for: 40) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
+        // r2 was monitored from t=1001 and never heard: outside at 1031.
+        #expect(d.states("r2").map(\.state) == [.outside])
+        #expect(d.states("r2").first?.t == 1031)
+        #expect(d.states("r0").map(\.state) == [.inside])
+    }
+}

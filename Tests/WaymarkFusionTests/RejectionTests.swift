@@ -1,0 +1,60 @@
+import Testing
+import WaymarkCore
+@testable import WaymarkFusion
+
+@Suite struct RejectionTests {
+    @Test func implausibleReadingsAreCountedAndIgnored() throws {
+        var d = Driver(try Venue.line(2))
+        #expect(d.hear("g0", rssi: 5).isEmpty)
+        #expect(d.hear("g0", rssi: -200).isEmpty)
+        #expect(d.hear("g0", rssi: .nan).isEmpty)
+        #expect(d.hear("g0", rssi: -60, tx: -120).isEmpty)
+        #expect(d.hear("g0", rssi: -60, tx: 25).isEmpty)
+        #expect(d.engine.counters.implausibleRSSI == 3)
+        #expect(d.engine.counters.implausibleTxPower == 2)
+        #expect(d.engine.counters.accepted == 0)
+        #expect(d.outputs.isEmpty)
+        // A plausible advertised tx power is used for the distance.
+        #expect(!d.hear("g0", rssi: -70, tx: -70).isEmpty)
+        #expect(d.states("r0").first?.distanceM == 1)
+    }
+
+    @Test func singleSpikeIsRejectedAsAnOutlier() throws {
+        var d = Driver(try Venue.line(2, radius: 3))
+        d.run(for: 10, step: 0.2) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 10)) }
+        #expect(d.states("r0").allSatisfy { $0.state != .inside })
+        d.now += 0.2
+        d.hear("g0", rssi: rssi(atDistance: 0.5))
+        #expect(d.engine.counters.outliers == 1)
+        #expect(d.states("r0").allSatisfy { $0.state != .inside })
+        #expect(d.locations.isEmpty)
+    }
+
+    @Test func filterFollowsARealChangeWithinAFewSeconds() throws {
+        var filter = RSSIFilter()
+        let tuning = RSSIFilter.Tuning(processNoise: 6, measurementNoise: 25, gateSquared: 9, maxRun: 3, staleness: 10)
+        var t = 0.0
+        for _ in 0..<50 { t += 0.2; _ = filter.update(rssi: -85, weight: 1, at: t, tuning: tuning) }
+        #expect(abs(filter.level + 85) < 0.5)
+        var settled: Double? = nil
+        let step = t
+        for _ in 0..<50 {
+            t += 0.2
+            _ = filter.update(rssi: -60, weight: 1, at: t, tuning: tuning)
+            if settled == nil, abs(filter.level + 60) < 3 { settled = t - step }
+        }
+        let s = try #require(settled)
+        #expect(s <= 3, "settled within 3 dB after \(s) s")
+    }
+
+    @Test func batchEntryWeighsItsCount() throws {
+        var d = Driver(try Venue.line(2))
+        let h = d.engine.handle(for: d.device)
+        let entry = SightingBatch.Entry(device: d.device, count: 8, rssiMax: -55, rssiMean: -60, rssiLast: -61,
+                                        tx: nil, first: 1000.1, last: 1000.9)
+        var out: [FusionOutput] = []
+        d.engine.ingest(entry, device: h, gateway: 0, into: &out)
+        guard case .state(let s)? = out.first(where: { $0.type == "state" }) else { Issue.record("no state output"); return }
+        #expect(s.t == 1000.9 && s.state == .inside)
+    }
+}
