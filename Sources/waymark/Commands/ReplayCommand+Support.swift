@@ -1,0 +1,192 @@
+import Foundation
+import WaymarkCore
+import WaymarkFusion
+
+/// The replay loop: a reorder buffer in front of the engine, the 1-second timer tick, and output.
+struct Replay {
+    struct Summary {
+        var sightings = 0, statusLines = 0, badLines = 0, lateLines = 0, unknownGateways = 0
+        var outputs: [String: Int] = [:]
+    }
+
+    private var engine: FusionEngine
+    private let reorderWindow: Double
+    private let includeTransitions: Bool
+    private let writer: OutputWriter
+    private let encoder = JSONEncoder()
+    /// Pending lines, kept sorted by (time, line number) within the reorder window.
+    private var pending = Heap()
+    private var newest = -Double.infinity
+    private var released = -Double.infinity
+    private var nextTick = -Double.infinity
+    private var out: [FusionOutput] = []
+    private var unknownGatewaysReported = Set<String>()
+    var summary = Summary()
+
+    init(site: Site, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter) {
+        engine = FusionEngine(site: site)
+        self.reorderWindow = reorderWindow
+        self.includeTransitions = includeTransitions
+        self.writer = writer
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    }
+
+    mutating func accept(_ input: ReplayInput, line: Int) {
+        if input.time < released {
+            summary.lateLines += 1
+            printError("line \(line): t=\(input.time) is \(released - input.time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
+            return
+        }
+        pending.push(.init(time: input.time, line: line, input: input))
+        newest = max(newest, input.time)
+        while let top = pending.peek, top.time <= newest - reorderWindow { process(pending.pop()!) }
+        try? flushOutputs()
+    }
+
+    private mutating func process(_ item: Heap.Item) {
+        released = item.time
+        if item.time >= nextTick {
+            out += engine.advance(to: item.time)
+            nextTick = item.time.rounded(.down) + 1
+        }
+        switch item.input {
+        case .sighting(let s):
+            guard let g = engine.site.gatewayIndex(s.gateway) else {
+                summary.unknownGateways += 1
+                if unknownGatewaysReported.insert(s.gateway).inserted {
+                    printError("line \(item.line): gateway '\(s.gateway)' is not in the site file; its sightings are skipped (reported once)")
+                }
+                return
+            }
+            summary.sightings += 1
+            let device = engine.handle(for: s.device)
+            engine.ingest(Observation(device: device, gateway: g, time: s.time, rssi: s.rssi, tx: s.tx), into: &out)
+        case .gatewayStatus(let gateway, let online, let t):
+            guard let g = engine.site.gatewayIndex(gateway) else {
+                printError("line \(item.line): gateway '\(gateway)' is not in the site file; status line skipped")
+                return
+            }
+            summary.statusLines += 1
+            out += engine.gatewayStatus(g, online: online, at: t)
+        }
+    }
+
+    private mutating func flushOutputs() throws {
+        for o in out where includeTransitions || o.type != "transition" {
+            summary.outputs[o.type, default: 0] += 1
+            writer.write(try encoder.encode(o))
+        }
+        out.removeAll(keepingCapacity: true)
+    }
+
+    mutating func finish() throws {
+        while let item = pending.pop() { process(item) }
+        if newest.isFinite { out += engine.finish(at: newest) }
+        try flushOutputs()
+    }
+
+    func summaryText(input: String) -> String {
+        let c = engine.counters
+        let outputs = summary.outputs.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        return """
+        \(input): \(summary.sightings) sightings, \(summary.statusLines) status lines, \(summary.badLines) bad lines, \
+        \(summary.lateLines) late lines, \(summary.unknownGateways) sightings of unknown gateways; \
+        engine: \(c.accepted) accepted, \(c.outliers) outliers, \(c.implausibleRSSI) implausible RSSI, \
+        \(c.implausibleTxPower) implausible tx power; \(engine.deviceCount) devices; wrote \(outputs.isEmpty ? "nothing" : outputs)
+        """
+    }
+
+    /// A binary min-heap of pending lines by (time, line number): stable for equal times.
+    struct Heap {
+        struct Item { var time: Double; var line: Int; var input: ReplayInput }
+        private var items: [Item] = []
+        var peek: Item? { items.first }
+        private static func less(_ a: Item, _ b: Item) -> Bool { (a.time, a.line) < (b.time, b.line) }
+
+        mutating func push(_ item: Item) {
+            items.append(item)
+            var i = items.count - 1
+            while i > 0, Self.less(items[i], items[(i - 1) / 2]) { items.swapAt(i, (i - 1) / 2); i = (i - 1) / 2 }
+        }
+
+        mutating func pop() -> Item? {
+            guard !items.isEmpty else { return nil }
+            items.swapAt(0, items.count - 1)
+            let top = items.removeLast()
+            var i = 0
+            while true {
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < items.count, Self.less(items[l], items[m]) { m = l }
+                if r < items.count, Self.less(items[r], items[m]) { m = r }
+                if m == i { break }
+                items.swapAt(i, m)
+                i = m
+            }
+            return top
+        }
+    }
+}
+
+/// Reads a file (or standard input) line by line in large chunks.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var eof = false
+    private var number = 0
+
+    init?(path: String) {
+        if path == "-" { handle = .standardInput } else {
+            guard let h = FileHandle(forReadingAtPath: path) else { return nil }
+            handle = h
+        }
+    }
+
+    /// The next line (without its newline) and its 1-based number.
+    func next() -> (Int, ArraySlice<UInt8>)? {
+        while true {
+            if let nl = buffer[start...].firstIndex(of: 0x0A) {
+                let line = buffer[start..<nl]
+                start = nl + 1
+                number += 1
+                return (number, line)
+            }
+            if eof {
+                guard start < buffer.count else { return nil }
+                let line = buffer[start...]
+                start = buffer.count
+                number += 1
+                return (number, line)
+            }
+            buffer.removeFirst(start)
+            start = 0
+            let chunk = handle.readData(ofLength: 1 << 20)
+            if chunk.isEmpty { eof = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
+}
+
+/// Buffered JSONL output.
+final class OutputWriter {
+    private let handle: FileHandle
+    private var buffer = Data()
+
+    init(handle: FileHandle) { self.handle = handle }
+
+    init?(path: String) {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else { return nil }
+        handle = h
+    }
+
+    func write(_ line: Data) {
+        buffer.append(line)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func flush() {
+        handle.write(buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

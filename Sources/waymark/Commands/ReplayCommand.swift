@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import WaymarkConfig
+import WaymarkCore
+import WaymarkFusion
+
+/// `waymark replay`: the aggregator's fusion engine, offline, over a sightings JSONL file.
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Run the fusion engine over a sightings file and write states, locations, visits, monitored sets and journeys as JSONL.",
+        discussion: """
+        Input: one JSON object per line, {"t": <Unix seconds or ISO-8601>, "gateway": "<id>", "device": "<id>", \
+        "rssi": <dBm>, "tx": <dBm, optional>}; gateway outages as {"t": …, "gateway": "<id>", "status": "offline"|"online"}. \
+        Lines may be out of time order by up to --reorder-window seconds; they are sorted within that window. \
+        Lines later than that, and malformed lines, are reported on stderr with their line number and skipped.
+        Output lines: state, location, visit, monitored, journey (and transition with --transitions), each \
+        with type, t (the time of the evidence, Unix seconds) and device, in processing order.
+        """)
+
+    @Option(help: "The site file (YAML).") var site: String
+    @Option(help: "The sightings file (JSONL); '-' for standard input.") var input: String
+    @Option(help: "Where to write the output JSONL (default: standard output).") var output: String?
+    @Option(help: "Seconds of input disorder to repair by sorting.") var reorderWindow: Double = 5
+    @Flag(help: "Also write transition lines.") var transitions = false
+
+    func run() throws {
+        let loaded: Site
+        do {
+            let (s, warnings) = try SiteLoader.load(path: site)
+            for w in warnings { printError(w.description) }
+            loaded = s
+        } catch {
+            for d in error.diagnostics { printError(d.description) }
+            throw ExitCode(1)
+        }
+        guard reorderWindow >= 0, reorderWindow.isFinite else {
+            throw ValidationError("--reorder-window must be zero or a positive number of seconds")
+        }
+        guard let reader = LineReader(path: input) else {
+            printError("\(input): cannot open the sightings file")
+            throw ExitCode(1)
+        }
+        let writer: OutputWriter
+        if let output {
+            guard let w = OutputWriter(path: output) else { printError("\(output): cannot create the output file"); throw ExitCode(1) }
+            writer = w
+        } else {
+            writer = OutputWriter(handle: .standardOutput)
+        }
+        var replay = Replay(site: loaded, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
+        while let (number, line) = reader.next() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            do {
+                replay.accept(try ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)), line: number)
+            } catch {
+                replay.summary.badLines += 1
+                printError("\(input):\(number): \(error.message); line skipped")
+            }
+        }
+        try replay.finish()
+        writer.flush()
+        printError(replay.summaryText(input: input))
+    }
+}
