@@ -4,6 +4,7 @@
 
 let benchmarks: [(name: String, run: () -> Void)] = [
     ("decode", DecodeBenchmark.run),
+    ("fusion", FusionBenchmark.run),
 ]
 
 let name = CommandLine.arguments.dropFirst().first
