@@ -14,6 +14,13 @@ struct HCICommand: Hashable, Sendable {
 
     static let resetOpcode: UInt16 = 0x0C03
 
+    /// True for the commands whose success switches scanning off or on behind the scanner's back:
+    /// HCI_Reset and both scan enables. (A successful Set Scan Parameters changes nothing while
+    /// scanning: the controller refuses it then.)
+    static func changesScanning(_ opcode: UInt16) -> Bool {
+        opcode == resetOpcode || opcode == 0x200C || opcode == 0x2042
+    }
+
     static let readLocalSupportedCommands = HCICommand(
         opcode: 0x1002, parameters: [], name: "Read Local Supported Commands")
 

@@ -77,19 +77,27 @@ final class HCIScanSession {
     /// Reads one event (or times out), then checks the adapter when a check is due.
     private func pump() throws(BluetoothError) {
         guard let socket else { throw BluetoothError(.adapterLost, "no open adapter") }
-        var resetSeen = false
+        var foreign: UInt16?
         _ = try socket.readEvent(timeoutMs: policy.pollTimeoutMs) { event in
             if event.count > 1, event[1] == 0x3E {
                 deliver(event)
-            } else if case .complete(let opcode, _) = HCICompletion(h4: event), opcode == HCICommand.resetOpcode {
-                resetSeen = true
+            } else if case .complete(let opcode, let returned) = HCICompletion(h4: event),
+                HCICommand.changesScanning(opcode), returned.first == HCIStatus.success
+            {
+                // Only this thread sends on this socket, and not while pumping: someone else did.
+                foreign = opcode
             }
         }
         let name = socket.adapter.name
-        if resetSeen {
+        if foreign == HCICommand.resetOpcode {
             throw BluetoothError(
                 .adapterLost, "\(name) was reset (HCI_Reset by the kernel or another program), which switched scanning off",
                 call: "HCI_Reset")
+        } else if foreign != nil {
+            throw BluetoothError(
+                .scanConflict,
+                "another program (bluetoothd discovery, hcitool, a second scanner) switched LE scanning on \(name) "
+                    + "on or off; re-applying the scan parameters", call: "LE Set Scan Enable")
         }
         let now = monotonicMs()
         guard now >= nextHealthCheck else { return }

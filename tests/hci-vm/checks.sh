@@ -75,12 +75,15 @@ run_checks() {
   check "down: says hci0 is down and how to bring it up" err_has "$out" down "adapter-down: Bluetooth adapter hci0 is down; bring it up with \`hciconfig hci0 up\`"
 
   check "recover: exited 0" rc_is "$out" recover 0
-  check "recover: reported recovering after down, reset and unplug" count_ge "$(grep -c 'waymark scan: recovering' "$out/recover.err")" 3
-  check "recover: scanning again after each (4 × scanning)" count_ge "$(grep -c 'waymark scan: scanning hci0' "$out/recover.err")" 4
+  check "recover: reported recovering after down, reset, unplug and foreign disable" count_ge "$(grep -c 'waymark scan: recovering (attempt 1)' "$out/recover.err")" 4
+  check "recover: scanning again after each (5 × scanning)" count_ge "$(grep -c 'waymark scan: scanning hci0' "$out/recover.err")" 5
   check "recover: re-enabled after down/up" has_scan_on "$out" recover-down
   check "recover: re-enabled after HCI reset" eval "section '$out' recover-reset | grep -A9 'vctl: reset' | grep -q 'vctl: scan on'"
   check "recover: re-enabled on the re-plugged controller" has_scan_on "$out" recover-unplug
-  check "recover: reports after the re-plug ($(sent_in "$out" recover-stop) sent)" count_ge "$(sent_in "$out" recover-stop)" 1
+  check "recover: noticed another program switching scanning off" err_has "$out" recover "another program (bluetoothd discovery, hcitool, a second scanner) switched LE scanning on hci0"
+  check "recover: re-enabled after the foreign disable" \
+    eval "section '$out' recover-foreign | grep -A9 'vctl: scan off' | grep -q 'vctl: scan on'"
+  check "recover: reports after the re-plug and foreign disable ($(sent_in "$out" recover-stop) sent)" count_ge "$(sent_in "$out" recover-stop)" 1
   check "recover: scanning off after SIGTERM" left_off "$out" recover-stop
 
   check "extended: exited 0" rc_is "$out" extended 0

@@ -11,7 +11,8 @@
 #   - capture: the events of the shared hcidump captures (`once` + `hci` lines) are all received,
 #     and each report's address, RSSI and data equal the reference decoding;
 #   - the controller is left not scanning after a normal stop, after SIGTERM, and at the end of
-#     every phase; a scanner that loses its adapter (down/up, HCI reset, unplug) recovers;
+#     every phase; a scanner that loses its adapter (down/up, HCI reset, unplug) or whose scan
+#     another program switches off (hcitool) recovers;
 #   - clear errors for a second scanner (Command Disallowed), missing capabilities, hci0 down,
 #     and no hci0.
 # Run by scripts/test.sh after `swift test`; alone: tests/hci-vm/run-vm-test.sh
@@ -54,7 +55,7 @@ cat "$data"/hcidump-2.x.decoded.jsonl "$data"/hcidump-3.x.decoded.jsonl \
 
 echo "hci-vm test: booting the VM"
 set +e
-HCI_VM_OUT=$work/out "$vm/run.sh" --bin "$bin" --bin "$work/wvctl" \
+HCI_VM_OUT=$work/out "$vm/run.sh" --bin "$bin" --bin "$work/wvctl" --bin "$(command -v hcitool)" \
   --file tests/hci-vm/beacons.txt:/beacons.txt --file "$work/beacons-ext.txt:/beacons-ext.txt" \
   --file "$work/capture.txt:/capture.txt" \
   --file tests/hci-vm/scenario.sh:/scenario.sh \

@@ -68,6 +68,7 @@ scan_bg recover; sleep 2
 mark recover-down; hciconfig hci0 down; sleep 1.5; hciconfig hci0 up; sleep 3
 mark recover-reset; hciconfig hci0 reset; sleep 3
 mark recover-unplug; stop_vctls; sleep 1; start_vctl /beacons.txt; sleep 5
+mark recover-foreign; hcitool -i hci0 cmd 0x08 0x000c 00 00 > /dev/null; sleep 3
 mark recover-stop
 finish_bg recover
 
