@@ -15,8 +15,9 @@
 --            creates. Run migrations as this role; never run the services as it.
 --   ingest   the aggregator: SELECT, INSERT, UPDATE, DELETE on the tables, sequences in use,
 --            temporary tables (for COPY staging). It cannot create, alter, truncate or drop tables.
---   report   `waymark report`, analysts and dashboards: SELECT only. Its sessions also default to
---            read-only transactions, as a second line of defence.
+--   report   `waymark report`, analysts and dashboards: SELECT only (and EXECUTE on functions,
+--            which run with the caller's rights unless a migration declares them SECURITY DEFINER,
+--            as the report rollup refresh is).
 -- Default privileges make tables and sequences that the owner creates later (new migrations)
 -- carry the same grants without another run of this script.
 
@@ -31,7 +32,6 @@ SELECT format('CREATE ROLE %I', r) FROM unnest(ARRAY[:'owner', :'ingest', :'repo
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) \gexec
 SELECT format('ALTER ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT', r)
   FROM unnest(ARRAY[:'owner', :'ingest', :'report']) AS r \gexec
-ALTER ROLE :"report" SET default_transaction_read_only = on;
 
 -- The database, owned by the owner role.
 SELECT format('CREATE DATABASE %I OWNER %I ENCODING %L TEMPLATE template0', :'dbname', :'owner', 'UTF8')
