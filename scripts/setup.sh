@@ -15,6 +15,9 @@ packages=(
   postgresql         # server for tests and the demo
   pkg-config
   librsvg2-bin       # rsvg-convert: renders the SVG map in tests
+  mosquitto-clients  # mosquitto_pub/mosquitto_sub: deploy/ ACL tests
+  python3-yaml       # deploy/mosquitto/make-broker-config.sh reads site files
+  openssl            # deploy/mosquitto/make-certs.sh (TLS listener test)
 )
 if [[ "${1:-}" == "--vm" ]]; then
   packages+=(qemu-system-x86 busybox-static cpio gcc bluez mosquitto-clients)
