@@ -1,0 +1,71 @@
+import Foundation
+import WaymarkService
+
+extension AggregatorConfig {
+    /// Builds the configuration from the layers, checking every value; errors name the key,
+    /// where it was set, and the accepted values.
+    public static func load(_ layers: ConfigLayers) throws -> AggregatorConfig {
+        func check(_ ok: Bool, _ key: String, _ why: String) throws {
+            guard ok else {
+                let at = layers.raw(key).map { layers.where_(key, $0.source) } ?? key
+                throw ConfigLayers.ConfigError("\(at): \(why)")
+            }
+        }
+        guard let site = layers.optionalString("site"), !site.isEmpty else {
+            throw ConfigLayers.ConfigError("'site' is required: pass --site FILE, set WAYMARK_AGGREGATOR_SITE or add site: to the config file")
+        }
+        var c = AggregatorConfig(sitePath: site)
+        c.topicPrefix = layers.optionalString("topic_prefix")
+        c.mqttURL = layers.string("mqtt.url", default: c.mqttURL)
+        c.mqttClientID = layers.optionalString("mqtt.client_id")
+        c.mqttUsername = layers.optionalString("mqtt.username")
+        c.mqttPassword = layers.optionalString("mqtt.password")
+        c.mqttCAFile = layers.optionalString("mqtt.ca_file")
+        c.mqttCertFile = layers.optionalString("mqtt.cert_file")
+        c.mqttKeyFile = layers.optionalString("mqtt.key_file")
+        c.mqttKeepaliveS = try layers.int("mqtt.keepalive_s", default: c.mqttKeepaliveS)
+        try check((5...3600).contains(c.mqttKeepaliveS), "mqtt.keepalive_s", "must be 5 … 3600 seconds")
+        c.mqttMaxInflight = try layers.int("mqtt.max_inflight", default: c.mqttMaxInflight)
+        try check((1...65535).contains(c.mqttMaxInflight), "mqtt.max_inflight", "must be 1 … 65535")
+        do { _ = try c.connection() } catch { throw ConfigLayers.ConfigError("mqtt.url: \(error)") }
+
+        c.databaseURL = layers.string("database.url", default: c.databaseURL)
+        c.databasePassword = layers.optionalString("database.password")
+        c.flushIntervalMS = try layers.int("database.flush_interval_ms", default: c.flushIntervalMS)
+        try check((10...60_000).contains(c.flushIntervalMS), "database.flush_interval_ms", "must be 10 … 60000 ms")
+        c.maxPendingRows = try layers.int("database.max_pending_rows", default: c.maxPendingRows)
+        try check(c.maxPendingRows >= 1000, "database.max_pending_rows", "must be at least 1000")
+        c.retryS = try layers.double("database.retry_s", default: c.retryS)
+        try check(c.retryS >= 0.1 && c.retryS <= 300, "database.retry_s", "must be 0.1 … 300 seconds")
+
+        c.maxPayloadBytes = try layers.int("ingest.max_payload_bytes", default: c.maxPayloadBytes)
+        try check(c.maxPayloadBytes >= 1024, "ingest.max_payload_bytes", "must be at least 1024 bytes")
+        c.ingestQueueMessages = try layers.int("ingest.queue_messages", default: c.ingestQueueMessages)
+        try check(c.ingestQueueMessages >= 10, "ingest.queue_messages", "must be at least 10")
+
+        c.gapTimeoutS = try layers.double("ingest.gap_timeout_s", default: c.gapTimeoutS)
+        try check(c.gapTimeoutS >= 0, "ingest.gap_timeout_s", "must be ≥ 0 seconds")
+        c.clock.toleranceS = try layers.double("clock.tolerance_s", default: c.clock.toleranceS)
+        try check(c.clock.toleranceS >= 0, "clock.tolerance_s", "must be ≥ 0 seconds")
+        c.clock.maxCorrectionS = try layers.double("clock.max_correction_s", default: c.clock.maxCorrectionS)
+        try check(c.clock.maxCorrectionS >= 0, "clock.max_correction_s", "must be ≥ 0 seconds (0: never correct)")
+        c.clock.maxAgeS = try layers.double("clock.max_age_s", default: c.clock.maxAgeS)
+        try check(c.clock.maxAgeS >= 60, "clock.max_age_s", "must be at least 60 seconds")
+        c.clock.maxFutureS = try layers.double("clock.max_future_s", default: c.clock.maxFutureS)
+        try check(c.clock.maxFutureS >= 0, "clock.max_future_s", "must be ≥ 0 seconds")
+
+        c.rawSightings = try layers.bool("raw_sightings.enabled", default: c.rawSightings)
+        c.rawRetentionDays = try layers.int("raw_sightings.retention_days", default: c.rawRetentionDays)
+        try check(c.rawRetentionDays >= 1, "raw_sightings.retention_days", "must be at least 1 day")
+        c.publishIntervalMS = try layers.int("publish.interval_ms", default: c.publishIntervalMS)
+        try check((10...60_000).contains(c.publishIntervalMS), "publish.interval_ms", "must be 10 … 60000 ms")
+
+        c.metricsHost = layers.string("metrics.host", default: c.metricsHost)
+        c.metricsPort = try layers.int("metrics.port", default: c.metricsPort)
+        try check((0...65535).contains(c.metricsPort), "metrics.port", "must be 0 (off) … 65535")
+        c.logLevel = layers.string("log.level", default: c.logLevel)
+        c.rejectLogIntervalS = try layers.double("log.reject_interval_s", default: c.rejectLogIntervalS)
+        try check(c.rejectLogIntervalS >= 1, "log.reject_interval_s", "must be at least 1 second")
+        return c
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import WaymarkMQTT
+import WaymarkService
+
+/// The aggregator's configuration: every key, its default and its meaning. Loaded from flags >
+/// environment (`WAYMARK_AGGREGATOR_<KEY>`, dots as underscores) > YAML file > these defaults by
+/// `load(_:)`; documented for operators in deploy/aggregator.example.yaml and docs/aggregator.md.
+public struct AggregatorConfig: Sendable {
+    /// `site`: path of the site file (required).
+    public var sitePath: String
+    /// `topic_prefix`: default `waymark/v1/<site id>`.
+    public var topicPrefix: String?
+
+    /// `mqtt.url`: `mqtt://host:1883` or `mqtts://host:8883`.
+    public var mqttURL = "mqtt://127.0.0.1:1883"
+    /// `mqtt.client_id`: default `waymark-aggregator-<site>`; stable, because the session is persistent.
+    public var mqttClientID: String?
+    /// `mqtt.username`, `mqtt.password` (secret).
+    public var mqttUsername: String?
+    public var mqttPassword: String?
+    /// `mqtt.ca_file`, `mqtt.cert_file`, `mqtt.key_file`: TLS (PEM).
+    public var mqttCAFile: String?
+    public var mqttCertFile: String?
+    public var mqttKeyFile: String?
+    /// `mqtt.keepalive_s`.
+    public var mqttKeepaliveS = 30
+    /// `mqtt.max_inflight`: outgoing QoS 1 messages in flight.
+    public var mqttMaxInflight = 1000
+
+    /// `database.url`: `postgresql://user@host:5432/db`; empty = libpq environment (PGHOST …).
+    public var databaseURL = ""
+    /// `database.password` (secret): used when the URL has none (else PGPASSWORD or ~/.pgpass).
+    public var databasePassword: String?
+    /// `database.flush_interval_ms`: how often accumulated rows are committed (and acks sent).
+    public var flushIntervalMS = 1000
+    /// `database.max_pending_rows`: rows held while PostgreSQL is slow or down; when exceeded,
+    /// ingest pauses (the broker and the gateways' spools hold the rest).
+    public var maxPendingRows = 2_000_000
+    /// `database.retry_s`: pause between attempts while PostgreSQL is unreachable.
+    public var retryS = 2.0
+
+    /// `ingest.max_payload_bytes`: larger payloads are rejected as oversize.
+    public var maxPayloadBytes = 1 << 20
+    /// `ingest.queue_messages`: MQTT messages buffered before the broker connection is slowed.
+    public var ingestQueueMessages = 20_000
+
+    /// `ingest.gap_timeout_s`: how long a gap in a gateway's batch sequence is waited for (the
+    /// gateway resends from the gap) before later batches are taken and the gap counts as lost.
+    public var gapTimeoutS = 60.0
+
+    /// `clock.tolerance_s`, `clock.max_correction_s`, `clock.max_age_s`, `clock.max_future_s`: see `ClockSanity`.
+    public var clock = ClockSanity.Parameters()
+
+    /// `raw_sightings.enabled`: also store every sighting entry (table `sightings`).
+    public var rawSightings = false
+    /// `raw_sightings.retention_days`: daily partitions older than this are dropped.
+    public var rawRetentionDays = 30
+
+    /// `publish.interval_ms`: device state and monitored sets are published at most this often per device.
+    public var publishIntervalMS = 250
+
+    /// `metrics.host`, `metrics.port` (0 = off).
+    public var metricsHost = "127.0.0.1"
+    public var metricsPort = 9466
+    /// `log.level`; `log.reject_interval_s`: each rejection reason is logged at most once per interval.
+    public var logLevel = "info"
+    public var rejectLogIntervalS = 60.0
+
+    public init(sitePath: String) { self.sitePath = sitePath }
+
+    /// Every key, for `ConfigLayers`.
+    public static let keys = [
+        "site", "topic_prefix",
+        "mqtt.url", "mqtt.client_id", "mqtt.username", "mqtt.password", "mqtt.ca_file", "mqtt.cert_file", "mqtt.key_file",
+        "mqtt.keepalive_s", "mqtt.max_inflight",
+        "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
+        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s",
+        "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
+        "raw_sightings.enabled", "raw_sightings.retention_days",
+        "publish.interval_ms",
+        "metrics.host", "metrics.port", "log.level", "log.reject_interval_s",
+    ]
+    /// Keys never printed.
+    public static let secretKeys: Set<String> = ["mqtt.password", "database.password"]
+
+    /// The MQTT connection (credentials and TLS applied).
+    public func connection() throws -> MQTTConnection {
+        var c = try MQTTConnection(url: mqttURL)
+        c.keepalive = mqttKeepaliveS
+        if let mqttUsername { c.username = mqttUsername }
+        if let mqttPassword { c.password = mqttPassword }
+        if mqttCAFile != nil || mqttCertFile != nil {
+            c.tls = .init(caFile: mqttCAFile, certFile: mqttCertFile, keyFile: mqttKeyFile)
+        }
+        return c
+    }
+
+    /// The database connection string with `database.password` added when set.
+    public var databaseConnectionString: String {
+        guard let databasePassword, !databasePassword.isEmpty else { return databaseURL }
+        if databaseURL.isEmpty { return "password='\(databasePassword.replacingOccurrences(of: "'", with: "\\'"))'" }
+        if databaseURL.contains("://") {
+            let encoded = databasePassword.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? databasePassword
+            return databaseURL + (databaseURL.contains("?") ? "&" : "?") + "password=" + encoded
+        }
+        return databaseURL + " password='\(databasePassword.replacingOccurrences(of: "'", with: "\\'"))'"
+    }
+}

@@ -1,0 +1,78 @@
+import WaymarkCore
+import WaymarkFusion
+
+extension AggregatorCore {
+    /// Rows, checkpoints and high-water marks accumulated since the last call, as one write.
+    /// Returns nil when there is nothing to write.
+    public mutating func sealWrite() -> WriteBatch? {
+        route()
+        var batch = pending
+        batch.progress = progress.takeAdvanced()
+        for device in changedDevices {
+            if let cp = engine.checkpoint(device: device) { batch.checkpoints.append(cp) }
+        }
+        changedDevices.removeAll(keepingCapacity: true)
+        guard !batch.isEmpty else { return nil }
+        batch.aggregatorState = checkpointState()
+        pending = WriteBatch()
+        return batch
+    }
+
+    /// The site-wide part of the checkpoint.
+    func checkpointState() -> AggregatorCheckpoint {
+        var s = AggregatorCheckpoint()
+        s.nextTick = nextTick.isFinite ? nextTick : -1
+        s.latest = latest
+        for (gw, clock) in clocks where clock.offset != 0 { s.clockOffsets[gw] = clock.offset }
+        return s
+    }
+
+    /// Events, and the state and monitored set of every device that changed since the last call.
+    public mutating func takePublications() -> [Publication] {
+        route()
+        var out = publications
+        publications.removeAll(keepingCapacity: true)
+        for device in views.dirtyMonitored.sorted() {
+            guard let v = views.views[device] else { continue }
+            out.append(Publication(topic: topics.deviceMonitored(device), payload: DevicePayloads.monitored(device, v, site: site), retain: true))
+        }
+        for device in views.dirtyState.sorted() {
+            guard let v = views.views[device] else { continue }
+            out.append(Publication(topic: topics.deviceState(device), payload: DevicePayloads.state(device, v), retain: true))
+        }
+        views.dirtyMonitored.removeAll(keepingCapacity: true)
+        views.dirtyState.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    /// Marks a write as committed (its marks become the ones duplicates are re-acked with) and
+    /// returns the acks to publish.
+    public mutating func committed(_ batch: WriteBatch) -> [Publication] {
+        progress.markCommitted(batch.progress)
+        return batch.progress.map { key, seq in
+            Publication(topic: topics.ack(key.gateway), payload: DevicePayloads.ack(GatewayAck(boot: key.boot, seq: seq)), retain: false)
+        }.sorted { $0.topic < $1.topic }
+    }
+
+    /// Restores what a previous run committed: device checkpoints, high-water marks and the
+    /// site-wide state. Call before the first message.
+    public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
+                                 state: AggregatorCheckpoint?) {
+        for cp in devices { handles[cp.device] = engine.restore(cp) }
+        progress.restore(marks)
+        if let state {
+            nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
+            latest = state.latest
+            for (gw, offset) in state.clockOffsets {
+                var c = ClockSanity(parameters: settings.clock)
+                c.restore(offset: offset)
+                clocks[gw] = c
+            }
+        }
+    }
+
+    /// A payload for a duplicate's re-ack.
+    public func ackPublication(gateway: String, _ ack: GatewayAck) -> Publication {
+        Publication(topic: topics.ack(gateway), payload: DevicePayloads.ack(ack), retain: false)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import WaymarkCore
+import WaymarkFusion
+
+/// The aggregator's logic without I/O: takes MQTT messages with their receive time, validates,
+/// de-duplicates and clock-checks them, runs the fusion engine, and accumulates what must be
+/// written (`sealWrite()`) and published (`takePublications()`). The service around it owns the
+/// threads, the broker and the database; tests drive it directly.
+public struct AggregatorCore: Sendable {
+    public struct Settings: Sendable {
+        public var maxPayloadBytes = 1 << 20
+        public var clock = ClockSanity.Parameters()
+        public var rawSightings = false
+        /// Seconds a gap in a gateway's sequence is waited for before the batches after it are taken.
+        public var gapTimeoutS = 60.0
+        public init() {}
+    }
+
+    /// What became of one message.
+    public enum Outcome: Equatable, Sendable {
+        case accepted(sightings: Int)
+        case rejected(RejectReason, gateway: String)
+        /// Already processed; `ack` is the committed mark to re-send to the gateway, if any.
+        case duplicate(gateway: String, ack: GatewayAck?)
+        case status(gateway: String)
+        /// Not a topic the aggregator handles.
+        case ignored
+    }
+
+    public let site: Site
+    public let topics: Topics
+    public let settings: Settings
+    public internal(set) var engine: FusionEngine
+    public internal(set) var progress = ProgressTracker()
+    var decoder = BatchDecoder()
+    var clocks: [String: ClockSanity] = [:]
+    var pending = WriteBatch()
+    var changedDevices = Set<DeviceID>()
+    var handles: [DeviceID: DeviceHandle] = [:]
+    var nextTick = -Double.infinity
+    /// Latest evidence time processed (fusion lag = now − latest).
+    public internal(set) var latest = 0.0
+    var outputs: [FusionOutput] = []
+    var views = DeviceViews()
+    /// Entrance regions by gateway index (for `entrance_heard`).
+    let entranceRegionsByGateway: [[String]]
+    public internal(set) var counts = RejectCounts()
+    /// Events to publish now (device state and monitored sets are coalesced in `views`).
+    var publications: [Publication] = []
+
+    public init(site: Site, topics: Topics, settings: Settings = Settings()) {
+        self.site = site
+        self.topics = topics
+        self.settings = settings
+        self.engine = FusionEngine(site: site)
+        entranceRegionsByGateway = site.regionsByGateway.map { indices in
+            indices.filter { site.regions[$0].isEntrance }.map { site.regions[$0].id }
+        }
+        views.monitoredSize = site.fusion.monitoredSetSize
+    }
+
+    // MARK: Messages
+
+    /// Handles one message received at `receivedAt` (the aggregator's clock, Unix seconds).
+    /// `retained` marks a retained message delivered on subscribe (status only).
+    public mutating func handle(topic: String, payload: [UInt8], receivedAt: Double, retained: Bool = false) -> Outcome {
+        guard let (gateway, kind) = topics.gateway(inTopic: topic) else { return .ignored }
+        switch kind {
+        case "sightings": return handleBatch(gateway: gateway, payload: payload, receivedAt: receivedAt)
+        case "status": return handleStatus(gateway: gateway, payload: payload, receivedAt: receivedAt, retained: retained)
+        default: return .ignored
+        }
+    }
+
+    mutating func reject(_ reason: RejectReason, gateway: String, at t: Double) -> Outcome {
+        counts.add(reason)
+        pending.rejections[.init(gateway: gateway, hour: Self.hour(t), reason: reason), default: 0] += 1
+        return .rejected(reason, gateway: gateway)
+    }
+
+    mutating func handleBatch(gateway: String, payload: [UInt8], receivedAt: Double) -> Outcome {
+        guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
+        guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
+        var batch: SightingBatch
+        do { batch = try decoder.decode(payload) } catch { return reject(.malformed, gateway: gateway, at: receivedAt) }
+        guard batch.v == SightingBatch.currentVersion else { return reject(.version, gateway: gateway, at: receivedAt) }
+        guard batch.gateway == gateway else { return reject(.gatewayMismatch, gateway: gateway, at: receivedAt) }
+        let key = ProgressTracker.Key(gateway: gateway, boot: batch.boot)
+        if progress.isDuplicate(key, seq: batch.seq) {
+            counts.add(.duplicate)
+            let ack = progress.committedMark(key, covering: batch.seq).map { GatewayAck(boot: batch.boot, seq: $0) }
+            return .duplicate(gateway: gateway, ack: ack)
+        }
+        guard progress.isInOrder(key, seq: batch.seq, at: receivedAt, timeout: settings.gapTimeoutS) else {
+            counts.add(.outOfOrder)
+            return .rejected(.outOfOrder, gateway: gateway)
+        }
+        guard Self.timesAreConsistent(batch) else {
+            progress.markProcessed(key, seq: batch.seq)  // acked with the next write: resending cannot fix it
+            return reject(.badTimes, gateway: gateway, at: receivedAt)
+        }
+        var clock = clocks[gateway] ?? ClockSanity(parameters: settings.clock)
+        let verdict = clock.judge(windowStart: batch.start, windowEnd: batch.end, receivedAt: receivedAt)
+        clocks[gateway] = clock
+        guard case .accept(let offset) = verdict else {
+            progress.markProcessed(key, seq: batch.seq)
+            return reject(.clockAbsurd, gateway: gateway, at: receivedAt)
+        }
+        if offset != 0 { Self.shift(&batch, by: offset) }
+        apply(batch, gateway: g, offset: offset, receivedAt: receivedAt)
+        progress.markProcessed(key, seq: batch.seq)
+        return .accepted(sightings: batch.sightings.count)
+    }
+
+    static func timesAreConsistent(_ b: SightingBatch) -> Bool {
+        guard b.start.isFinite, b.end.isFinite, b.end >= b.start, b.end - b.start <= 3600 else { return false }
+        for e in b.sightings {
+            guard e.first.isFinite, e.last.isFinite, e.last >= e.first,
+                  e.first >= b.start - 1, e.last <= b.end + 1 else { return false }
+        }
+        return true
+    }
+
+    static func shift(_ b: inout SightingBatch, by offset: Double) {
+        b.start += offset
+        b.end += offset
+        for i in b.sightings.indices {
+            b.sightings[i].first += offset
+            b.sightings[i].last += offset
+        }
+    }
+
+    static func hour(_ t: Double) -> Double { (t / 3600).rounded(.down) * 3600 }
+}

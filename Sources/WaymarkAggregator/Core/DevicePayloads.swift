@@ -1,0 +1,156 @@
+import WaymarkCore
+import WaymarkFusion
+
+/// The JSON the aggregator publishes (documented in docs/aggregator.md). Built by hand: these are
+/// small, fixed shapes sent at high rates, and ids are validated to contain no characters that
+/// need escaping (region ids from the site file are escaped anyway).
+enum DevicePayloads {
+    /// `…/events`: `{"type":"enter","device":…,"region":…,"t":…,"proximity":…,"distance_m":…}`.
+    static func event(_ s: FusionOutput.StateChange, kind: String) -> [UInt8] {
+        let j = JSONText()
+        j.object {
+            j.member("type", kind)
+            j.member("device", s.device.rawValue)
+            j.member("region", s.region)
+            j.member("t", s.t)
+            j.member("proximity", s.proximity.rawValue)
+            j.member("distance_m", s.distanceM)
+        }
+        return j.bytes
+    }
+
+    /// `…/events`: `{"type":"region_change","device":…,"from":…|null,"to":…|null,"t":…}`.
+    static func regionChange(_ l: FusionOutput.LocationChange, from: String?) -> [UInt8] {
+        let j = JSONText()
+        j.object {
+            j.member("type", "region_change")
+            j.member("device", l.device.rawValue)
+            j.member("from", from)
+            j.member("to", l.region)
+            j.member("t", l.t)
+        }
+        return j.bytes
+    }
+
+    /// `…/devices/<device>/state` (retained).
+    static func state(_ device: DeviceID, _ v: DeviceViews.View) -> [UInt8] {
+        let j = JSONText()
+        j.object {
+            j.member("device", device.rawValue)
+            j.member("current_region", v.current)
+            j.key("regions")
+            j.array(v.monitored.filter { v.regions[$0] != nil }) { region in
+                let r = v.regions[region]!
+                j.object {
+                    j.member("region", region)
+                    j.member("state", r.state.rawValue)
+                    j.member("proximity", r.proximity.rawValue)
+                    j.member("distance_m", r.distanceM)
+                }
+            }
+            j.member("updated_at", v.updatedAt)
+        }
+        return j.bytes
+    }
+
+    /// `…/devices/<device>/monitored` (retained): ordered regions with their iBeacon identities.
+    static func monitored(_ device: DeviceID, _ v: DeviceViews.View, site: Site) -> [UInt8] {
+        let j = JSONText()
+        j.object {
+            j.member("device", device.rawValue)
+            j.key("regions")
+            j.array(v.monitored) { region in
+                j.object {
+                    j.member("region", region)
+                    if let beacon = site.region(region)?.ibeacon {
+                        j.key("ibeacon")
+                        j.object {
+                            j.member("uuid", beacon.uuid.description)
+                            j.member("major", beacon.major.map(Double.init))
+                            j.member("minor", beacon.minor.map(Double.init))
+                        }
+                    } else {
+                        j.member("ibeacon", nil as String?)
+                    }
+                }
+            }
+            j.member("updated_at", v.updatedAt)
+        }
+        return j.bytes
+    }
+
+    /// `…/gateways/<gw>/ack`: `{"boot":…,"seq":…}`.
+    static func ack(_ a: GatewayAck) -> [UInt8] {
+        let j = JSONText()
+        j.object {
+            j.member("boot", a.boot)
+            j.key("seq")
+            j.raw(String(a.seq))
+        }
+        return j.bytes
+    }
+}
+
+/// A tiny JSON writer for the payloads above (a class so that the nested builder closures can
+/// write to the same buffer).
+final class JSONText {
+    var bytes: [UInt8] = []
+    private var needsComma = false
+
+    init() { bytes.reserveCapacity(256) }
+
+    func object(_ body: () -> Void) {
+        bytes.append(0x7B); needsComma = false
+        body()
+        bytes.append(0x7D); needsComma = true
+    }
+
+    func array<T>(_ items: [T], _ body: (T) -> Void) {
+        bytes.append(0x5B); needsComma = false
+        for item in items { comma(); needsComma = false; body(item); needsComma = true }
+        bytes.append(0x5D); needsComma = true
+    }
+
+    func key(_ name: String) {
+        comma()
+        string(name)
+        bytes.append(0x3A)
+        needsComma = false
+    }
+
+    func member(_ name: String, _ value: String?) {
+        key(name)
+        if let value { string(value) } else { bytes.append(contentsOf: "null".utf8) }
+        needsComma = true
+    }
+
+    func member(_ name: String, _ value: Double?) {
+        key(name)
+        if let value, value.isFinite {
+            bytes.append(contentsOf: (value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)).utf8)
+        } else {
+            bytes.append(contentsOf: "null".utf8)
+        }
+        needsComma = true
+    }
+
+    func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+        needsComma = true
+    }
+
+    private func comma() { if needsComma { bytes.append(0x2C) } }
+
+    private func string(_ s: String) {
+        bytes.append(0x22)
+        for b in s.utf8 {
+            switch b {
+            case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+            case 0..<0x20: bytes.append(contentsOf: Array("\\u00\(b < 16 ? "0" : "")\(String(b, radix: 16))".utf8))
+            default: bytes.append(b)
+            }
+        }
+        bytes.append(0x22)
+    }
+}

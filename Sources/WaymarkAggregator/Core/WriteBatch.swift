@@ -1,0 +1,98 @@
+import WaymarkCore
+import WaymarkFusion
+
+/// Everything one PostgreSQL transaction stores: the rows derived from the batches processed
+/// since the previous write, the device checkpoints and gateway high-water marks as of the end of
+/// those batches. Committing it as one unit makes every batch count exactly once.
+public struct WriteBatch: Sendable {
+    public struct Event: Sendable, Hashable {
+        public var device: DeviceID
+        public var t: Double
+        /// enter, exit, unknown or region_change.
+        public var kind: String
+        public var region: String?
+        public var proximity: String?
+        public var distanceM: Double?
+    }
+
+    public struct HourKey: Hashable, Sendable {
+        public var gateway: String
+        public var hour: Double
+    }
+
+    public struct Ingest: Sendable {
+        public var batches = 0
+        public var sightings = 0
+        public var clockCorrected = 0
+        public var lastBatchAt = -Double.infinity
+        public var maxOffsetS = 0.0
+    }
+
+    public struct RejectionKey: Hashable, Sendable {
+        public var gateway: String
+        public var hour: Double
+        public var reason: RejectReason
+    }
+
+    public struct EntranceKey: Hashable, Sendable {
+        public var region: String
+        public var device: DeviceID
+        public var hour: Double
+    }
+
+    public struct Status: Sendable, Hashable {
+        public var gateway: String
+        public var receivedAt: Double
+        public var status: GatewayStatus
+    }
+
+    public struct RawSighting: Sendable {
+        public var gateway: String
+        public var boot: String
+        public var seq: UInt64
+        public var entry: SightingBatch.Entry
+    }
+
+    public var visits: [FusionOutput.Visit] = []
+    public var journeys: [FusionOutput.Journey] = []
+    public var transitions: [FusionOutput.Transition] = []
+    public var events: [Event] = []
+    /// First and last sighting time per device in these batches.
+    public var devices: [DeviceID: (first: Double, last: Double)] = [:]
+    public var entranceHeard: [EntranceKey: (first: Double, last: Double)] = [:]
+    public var statuses: [Status] = []
+    public var ingest: [HourKey: Ingest] = [:]
+    public var rejections: [RejectionKey: Int] = [:]
+    public var rawSightings: [RawSighting] = []
+    /// Checkpoints of the devices that changed.
+    public var checkpoints: [DeviceCheckpoint] = []
+    public var aggregatorState = AggregatorCheckpoint()
+    /// New high-water marks; acked after the commit.
+    public var progress: [ProgressTracker.Key: UInt64] = [:]
+    /// Sightings in the batches covered (for metrics and the benchmark).
+    public var sightingCount = 0
+
+    public init() {}
+
+    /// Rows this batch will write (the bounded write queue counts these).
+    public var rowCount: Int {
+        visits.count + journeys.count + transitions.count + events.count + devices.count + entranceHeard.count
+            + statuses.count + ingest.count + rejections.count + rawSightings.count + checkpoints.count + progress.count + 1
+    }
+
+    public var isEmpty: Bool {
+        visits.isEmpty && journeys.isEmpty && transitions.isEmpty && events.isEmpty && devices.isEmpty
+            && statuses.isEmpty && ingest.isEmpty && rejections.isEmpty && progress.isEmpty && checkpoints.isEmpty
+    }
+}
+
+/// Site-wide state saved beside the device checkpoints.
+public struct AggregatorCheckpoint: Codable, Sendable, Equatable {
+    /// The engine's next 1-second tick (evidence time).
+    public var nextTick: Double = -1
+    /// Latest evidence time processed.
+    public var latest: Double = 0
+    /// Clock offsets per gateway (seconds added to its times).
+    public var clockOffsets: [String: Double] = [:]
+    public init() {}
+}

@@ -1,0 +1,75 @@
+/// High-water marks per (gateway, boot): the highest batch sequence number processed, and the
+/// highest committed to PostgreSQL. A batch at or below the processed mark is a duplicate
+/// (re-delivery by the broker or a resend from the gateway's spool).
+///
+/// Sequence numbers only grow within a boot and the edge resends its spool in order, so one
+/// number per boot is enough; a batch that arrives after a later one of the same boot counts as
+/// a duplicate too (it cannot be told from one).
+public struct ProgressTracker: Sendable {
+    public struct Key: Hashable, Sendable {
+        public var gateway: String
+        public var boot: String
+        public init(gateway: String, boot: String) { self.gateway = gateway; self.boot = boot }
+    }
+
+    public private(set) var processed: [Key: UInt64] = [:]
+    public private(set) var committed: [Key: UInt64] = [:]
+    /// When a gap in a boot's sequence was first seen.
+    private var gapSince: [Key: Double] = [:]
+    /// Batches skipped over by gaps that never filled (lost at the gateway).
+    public private(set) var skipped = 0
+    /// Keys whose processed mark moved since the last `takeAdvanced()`.
+    private var advanced: Set<Key> = []
+
+    public init() {}
+
+    /// Loads the committed marks (after a restart, processed = committed).
+    public mutating func restore(_ marks: [Key: UInt64]) {
+        committed = marks
+        processed = marks
+    }
+
+    public func isDuplicate(_ key: Key, seq: UInt64) -> Bool {
+        guard let mark = processed[key] else { return false }
+        return seq <= mark
+    }
+
+    /// Acks are cumulative (everything up to seq is stored), so a batch may only be processed
+    /// when it follows its predecessor. False for a batch after a gap, until the gap is
+    /// `timeout` seconds old (then the missing batches count as lost, in `skipped`).
+    public mutating func isInOrder(_ key: Key, seq: UInt64, at now: Double, timeout: Double) -> Bool {
+        let expected = (processed[key] ?? 0) + 1
+        guard seq > expected else { gapSince[key] = nil; return true }
+        let since = gapSince[key] ?? now
+        gapSince[key] = since
+        guard now - since >= timeout else { return false }
+        skipped += Int(seq - expected)
+        gapSince[key] = nil
+        return true
+    }
+
+    /// The committed mark covering `seq`, when there is one (to re-ack a duplicate).
+    public func committedMark(_ key: Key, covering seq: UInt64) -> UInt64? {
+        guard let mark = committed[key], seq <= mark else { return nil }
+        return mark
+    }
+
+    public mutating func markProcessed(_ key: Key, seq: UInt64) {
+        if seq > processed[key] ?? 0 || processed[key] == nil {
+            processed[key] = seq
+            advanced.insert(key)
+        }
+    }
+
+    /// The marks that moved since the last call, for the next write.
+    public mutating func takeAdvanced() -> [Key: UInt64] {
+        var out: [Key: UInt64] = [:]
+        for k in advanced { out[k] = processed[k] }
+        advanced.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    public mutating func markCommitted(_ marks: [Key: UInt64]) {
+        for (k, v) in marks where v > committed[k] ?? 0 || committed[k] == nil { committed[k] = v }
+    }
+}

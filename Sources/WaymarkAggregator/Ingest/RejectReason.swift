@@ -1,0 +1,34 @@
+/// Why a payload was not used. The raw values are the `reason` label of
+/// `waymark_aggregator_rejected_total` and the `reason` column of `gateway_rejections`.
+public enum RejectReason: String, Sendable, CaseIterable, Codable {
+    /// Not JSON, or a required member missing or of the wrong type.
+    case malformed
+    /// Larger than `ingest.max_payload_bytes`.
+    case oversize
+    /// `v` is not a schema version this aggregator understands.
+    case version
+    /// The topic's gateway level is not a gateway of the site file.
+    case unknownGateway = "unknown_gateway"
+    /// The payload's `gateway` differs from the topic's gateway level.
+    case gatewayMismatch = "gateway_mismatch"
+    /// Window or sighting times inconsistent (end before start, sightings outside the window,
+    /// non-finite numbers).
+    case badTimes = "bad_times"
+    /// Times that no clock correction can explain (before 2020, far in the future, or older than
+    /// `clock.max_age_s`).
+    case clockAbsurd = "clock_absurd"
+    /// A (gateway, boot, seq) at or below what was already processed.
+    case duplicate
+    /// A batch after a gap in its boot's sequence: held back (not acked) so that the gateway's
+    /// resend fills the gap in order; accepted anyway once the gap is older than `ingest.gap_timeout_s`.
+    case outOfOrder = "out_of_order"
+}
+
+/// Counts per reason, for metrics and the once-per-interval log line.
+public struct RejectCounts: Sendable, Equatable {
+    public private(set) var byReason: [RejectReason: Int] = [:]
+    public init() {}
+    public mutating func add(_ reason: RejectReason, _ n: Int = 1) { byReason[reason, default: 0] += n }
+    public subscript(reason: RejectReason) -> Int { byReason[reason] ?? 0 }
+    public var total: Int { byReason.values.reduce(0, +) }
+}

@@ -1,0 +1,55 @@
+import Prometheus
+
+/// The aggregator's Prometheus metrics (`waymark_aggregator_*`), served by `MetricsEndpoint`.
+final class AggregatorMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    let batches: Counter
+    let sightings: Counter
+    let duplicates: Counter
+    let statuses: Counter
+    let rejected: [RejectReason: Counter]
+    let acks: Counter
+    let commits: Counter
+    let dbErrors: Counter
+    let published: Counter
+    let publishFailures: Counter
+    let fusionLag: Gauge
+    let writeQueueRows: Gauge
+    let ingestQueue: Gauge
+    let devices: Gauge
+    let dbUp: Gauge
+    let commitRows: ValueHistogram
+    let commitSeconds: DurationHistogram
+
+    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "waymark", subsystem: "aggregator", metricName: metric, unitName: unit, helpText: help)
+        }
+        batches = registry.makeCounter(descriptor: name("batches", "total", "Sighting batches accepted."))
+        sightings = registry.makeCounter(descriptor: name("sightings", "total", "Sighting entries ingested (in accepted batches)."))
+        duplicates = registry.makeCounter(descriptor: name("duplicates", "total", "Batches dropped as already processed (gateway, boot, seq)."))
+        statuses = registry.makeCounter(descriptor: name("status_messages", "total", "Gateway status messages handled."))
+        var r: [RejectReason: Counter] = [:]
+        for reason in RejectReason.allCases where reason != .duplicate {
+            r[reason] = registry.makeCounter(descriptor: name("rejected", "total", "Payloads rejected, by reason."),
+                                             labels: [("reason", reason.rawValue)])
+        }
+        rejected = r
+        acks = registry.makeCounter(descriptor: name("acks", "total", "Acks published to gateways after a commit."))
+        commits = registry.makeCounter(descriptor: name("db_commits", "total", "Write transactions committed."))
+        dbErrors = registry.makeCounter(descriptor: name("db_errors", "total", "Failed write attempts (retried)."))
+        published = registry.makeCounter(descriptor: name("published", "total", "Device state, monitored set and event messages published."))
+        publishFailures = registry.makeCounter(descriptor: name("publish_failures", "total", "Publications the MQTT client refused."))
+        fusionLag = registry.makeGauge(descriptor: name("fusion_lag", "seconds", "Receive time minus evidence time of the latest batch."))
+        writeQueueRows = registry.makeGauge(descriptor: name("write_queue", "rows", "Rows waiting to be written to PostgreSQL."))
+        ingestQueue = registry.makeGauge(descriptor: name("ingest_queue", "messages", "MQTT messages waiting for the fusion thread."))
+        devices = registry.makeGauge(descriptor: name("devices", "count", "Devices the fusion engine holds state for."))
+        dbUp = registry.makeGauge(descriptor: name("db", "up", "1 while the last write succeeded, 0 while PostgreSQL is failing."))
+        commitRows = registry.makeValueHistogram(descriptor: name("db_batch", "rows", "Rows per write transaction."),
+                                                 buckets: [10, 100, 1_000, 10_000, 100_000, 1_000_000])
+        commitSeconds = registry.makeDurationHistogram(
+            descriptor: name("db_commit", "seconds", "Duration of a write transaction."),
+            buckets: [.milliseconds(5), .milliseconds(20), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)])
+    }
+}

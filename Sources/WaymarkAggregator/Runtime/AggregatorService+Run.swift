@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkPostgres
+import WaymarkService
+
+extension AggregatorService {
+    /// Restores the checkpoint from PostgreSQL (waiting for it if needed), connects to the broker
+    /// and runs until `stop()`; then commits and acks what was processed. Throws for configuration
+    /// problems (schema missing, bad MQTT settings).
+    public func run() throws {
+        let dbURL = config.databaseConnectionString
+        logger.info("starting", metadata: ["site": .string(site.id), "database": .string(PostgresURL.masked(config.databaseURL)),
+                                           "mqtt": .string(config.mqttURL), "topics": .string(topics.prefix)])
+        // The start-up connection is closed again: the writer thread opens its own, so that the
+        // connection never crosses threads.
+        guard try connectAndRestore(url: dbURL) else { return }
+        if config.metricsPort > 0 {
+            let endpoint = MetricsEndpoint(registry: metrics.registry, host: config.metricsHost, port: config.metricsPort)
+            try endpoint.start()
+            metricsEndpoint = endpoint
+            logger.info("metrics on http://\(config.metricsHost):\(endpoint.port)/metrics")
+        }
+        let client = try startMQTT()
+        lock.lock()
+        self.client = client
+        lock.unlock()
+        let writer = Thread { [self] in writerLoop(url: dbURL) }
+        writer.name = "waymark-aggregator-writer"
+        writer.start()
+        fusionLoop(client)
+        // Shutdown: seal the rest, let the writer commit and ack it, then leave the broker.
+        if let last = core.sealWrite() { writes.push(last, weight: last.rowCount) }
+        writes.close()
+        writerDone.wait()
+        waitForPublishes(client, timeout: 5)
+        client.close()
+        metricsEndpoint?.stop()
+        logger.info("stopped", metadata: ["committed_sightings": .stringConvertible(committedSightings)])
+    }
+
+    /// Connects (retrying while PostgreSQL is unreachable), checks the schema, syncs the site and
+    /// restores the checkpoint. False when stopped while waiting.
+    func connectAndRestore(url: String) throws -> Bool {
+        var announced = false
+        while true {
+            if isStopping { return false }
+            do {
+                let db = try PostgresConnection(url: url)
+                try store.checkSchema(db)
+                try store.syncSite(db, site)
+                let restored = try store.load(db)
+                core.restore(devices: restored.devices, progress: restored.progress, state: restored.state)
+                if config.rawSightings {
+                    let (made, dropped) = try store.maintainPartitions(db, now: Date(), retentionDays: config.rawRetentionDays)
+                    logger.info("raw sightings partitions", metadata: ["created": .stringConvertible(made), "dropped": .stringConvertible(dropped)])
+                }
+                if restored.undecodable > 0 {
+                    logger.warning("device checkpoints from another engine version ignored; those devices start fresh",
+                                   metadata: ["count": .stringConvertible(restored.undecodable)])
+                }
+                logger.info("restored", metadata: ["devices": .stringConvertible(restored.devices.count),
+                                                   "gateway_boots": .stringConvertible(restored.progress.count)])
+                metrics.dbUp.set(Double(1))
+                db.close()
+                return true
+            } catch let error as PostgresError where error.isConnectionFailure {
+                metrics.dbUp.set(Double(0))
+                if !announced { logger.error("PostgreSQL unreachable at start; retrying every \(config.retryS) s: \(error)") }
+                announced = true
+                Thread.sleep(forTimeInterval: config.retryS)
+            }
+        }
+    }
+
+    func startMQTT() throws -> MQTTClient {
+        let clientID = config.mqttClientID ?? "waymark-aggregator-\(site.id)"
+        let client = try MQTTClient(.init(clientID: clientID, cleanSession: false, maxInflight: config.mqttMaxInflight,
+                                          maxQueued: 0))
+        let queue = ingest
+        client.onMessage = { message in
+            queue.push(Inbound(topic: message.topic, payload: message.payload, retained: message.retain,
+                               receivedAt: Date().timeIntervalSince1970))
+        }
+        let logger = self.logger
+        client.onEvent = { event in
+            switch event {
+            case .connected: logger.info("connected to the broker")
+            case .refused(let error): logger.error("the broker refused the connection: \(error)")
+            case .disconnected(let expected, let reason):
+                if !expected { logger.warning("disconnected from the broker; reconnecting: \(reason)") }
+            }
+        }
+        try client.subscribe(topics.allSightings, qos: 1)
+        try client.subscribe(topics.allStatus, qos: 1)
+        try client.connect(try config.connection())
+        return client
+    }
+
+    /// The fusion thread's loop: messages in, publications out, a sealed write every flush interval.
+    func fusionLoop(_ client: MQTTClient) {
+        var rejections = RejectionLog(interval: config.rejectLogIntervalS)
+        var lastFlush = Self.now(), lastPublish = lastFlush
+        var lastReack: [String: Double] = [:]
+        let flushEvery = Double(config.flushIntervalMS) / 1000, publishEvery = Double(config.publishIntervalMS) / 1000
+        while true {
+            let message = ingest.pop(timeout: 0.01)
+            if message == nil && isStopping { break }
+            if let m = message {
+                switch core.handle(topic: m.topic, payload: m.payload, receivedAt: m.receivedAt, retained: m.retained) {
+                case .accepted(let n):
+                    metrics.batches.increment()
+                    metrics.sightings.increment(by: Int64(n))
+                    metrics.fusionLag.set(m.receivedAt - core.latest)
+                case .rejected(let reason, let gateway):
+                    metrics.rejected[reason]?.increment()
+                    rejections.note(reason, gateway: gateway, topic: m.topic, at: m.receivedAt, logger: logger)
+                case .duplicate(let gateway, let ack):
+                    metrics.duplicates.increment()
+                    if let ack, m.receivedAt - lastReack[gateway, default: 0] >= 1 {
+                        lastReack[gateway] = m.receivedAt
+                        publish([core.ackPublication(gateway: gateway, ack)], client)
+                    }
+                case .status:
+                    metrics.statuses.increment()
+                case .ignored:
+                    break
+                }
+            }
+            let now = Self.now()
+            if now - lastPublish >= publishEvery || isStopping {
+                lastPublish = now
+                applyCommitted()
+                publish(core.takePublications(), client)
+                metrics.ingestQueue.set(Double(ingest.count))
+                metrics.devices.set(Double(core.engine.deviceCount))
+            }
+            if now - lastFlush >= flushEvery {
+                lastFlush = now
+                if let batch = core.sealWrite() {
+                    // Blocks while the write queue is full: intake pauses until PostgreSQL catches up.
+                    writes.push(batch, weight: batch.rowCount)
+                    metrics.writeQueueRows.set(Double(writes.currentWeight))
+                }
+            }
+        }
+        applyCommitted()
+        publish(core.takePublications(), client)
+    }
+
+    /// Marks written by the writer thread become the ones duplicates are re-acked with.
+    func applyCommitted() {
+        lock.lock()
+        let inbox = committedInbox
+        committedInbox.removeAll()
+        lock.unlock()
+        for marks in inbox { core.progress.markCommitted(marks) }
+    }
+
+    func publish(_ publications: [Publication], _ client: MQTTClient) {
+        for p in publications {
+            do {
+                try client.publish(topic: p.topic, payload: p.payload, qos: 1, retain: p.retain)
+                metrics.published.increment()
+            } catch {
+                metrics.publishFailures.increment()
+                logger.debug("publish failed: \(error)", metadata: [LogKey.topic: .string(p.topic)])
+            }
+        }
+    }
+
+    func waitForPublishes(_ client: MQTTClient, timeout: Double) {
+        let deadline = Self.now() + timeout
+        while client.unacknowledgedCount > 0 && client.isConnected && Self.now() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+}

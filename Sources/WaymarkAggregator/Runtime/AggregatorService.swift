@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import WaymarkConfig
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkPostgres
+import WaymarkService
+
+/// The running aggregator: MQTT in, fusion, MQTT out, PostgreSQL.
+///
+/// Threads (all blocking work stays off Swift's cooperative pool):
+/// - libmosquitto's network thread receives messages and only appends them to `ingest`;
+/// - the fusion thread (the caller of `run()`) decodes, validates, fuses, publishes device state
+///   and events, and every `database.flush_interval_ms` seals a `WriteBatch`;
+/// - the writer thread owns the `PostgresConnection`, commits batches in order, retries while the
+///   database is down, and publishes each gateway's ack only after its commit.
+/// The queues between them are bounded, so a slow or absent database slows intake down instead of
+/// growing memory; the broker (persistent session) and the gateways' spools keep the rest.
+///
+/// `@unchecked Sendable`: the mutable state shared between threads is the queues (locked), the
+/// `committedInbox` (under `lock`) and `stopping` (under `lock`); everything else is confined to
+/// one thread as described above.
+public final class AggregatorService: @unchecked Sendable {
+    public let config: AggregatorConfig
+    public let site: Site
+    let topics: Topics
+    let logger: Logger
+    let metrics: AggregatorMetrics
+    let store: AggregatorStore
+    var core: AggregatorCore
+    let ingest: BlockingQueue<Inbound>
+    let writes: BlockingQueue<WriteBatch>
+    let lock = NSLock()
+    var stopping = false
+    var committedInbox: [[ProgressTracker.Key: UInt64]] = []
+    var client: MQTTClient?
+    var metricsEndpoint: MetricsEndpoint?
+    var writerDone = DispatchSemaphore(value: 0)
+    /// Sightings committed so far (for tests and the benchmark).
+    public var committedSightings: Int {
+        lock.lock(); defer { lock.unlock() }
+        return committedSightingsStorage
+    }
+    var committedSightingsStorage = 0
+
+    struct Inbound: Sendable {
+        var topic: String
+        var payload: [UInt8]
+        var retained: Bool
+        var receivedAt: Double
+    }
+
+    public init(config: AggregatorConfig, site: Site, logger: Logger = Logger(label: "waymark.aggregator")) {
+        self.config = config
+        self.site = site
+        self.logger = logger
+        topics = config.topicPrefix.map(Topics.init(prefix:)) ?? Topics(site: site.id)
+        metrics = AggregatorMetrics()
+        store = AggregatorStore(siteID: site.id)
+        var settings = AggregatorCore.Settings()
+        settings.maxPayloadBytes = config.maxPayloadBytes
+        settings.clock = config.clock
+        settings.rawSightings = config.rawSightings
+        settings.gapTimeoutS = config.gapTimeoutS
+        core = AggregatorCore(site: site, topics: topics, settings: settings)
+        ingest = BlockingQueue(capacity: config.ingestQueueMessages)
+        writes = BlockingQueue(capacity: config.maxPendingRows)
+    }
+
+    /// True once connected to the broker (subscriptions are made on every connect).
+    public var isConnectedToBroker: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return client?.isConnected ?? false
+    }
+
+    /// The port the metrics endpoint listens on (after `run()` started it), or nil.
+    public var metricsPort: Int? { metricsEndpoint?.port }
+
+    /// Asks `run()` to stop: intake ends, what was fused is committed and acked, then `run()` returns.
+    public func stop() {
+        lock.lock()
+        stopping = true
+        lock.unlock()
+        ingest.close()
+    }
+
+    var isStopping: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return stopping
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+}
+
+extension AggregatorService {
+    /// The metrics in Prometheus text format (what `/metrics` serves).
+    public func metricsText() -> [UInt8] {
+        var bytes: [UInt8] = []
+        metrics.registry.emit(into: &bytes)
+        return bytes
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import WaymarkCore
+import WaymarkFusion
+import WaymarkPostgres
+
+extension AggregatorStore {
+    /// Stores `batch` in one transaction: derived rows (ON CONFLICT DO NOTHING), counters,
+    /// checkpoints, and last the gateway high-water marks. Either all of it commits or none.
+    /// Arrays are bound as parameters (`unnest($n::type[])`): one round trip per table however
+    /// many rows; raw sightings, the bulk, go through COPY.
+    public func write(_ db: PostgresConnection, _ batch: WriteBatch) throws {
+        let encoder = JSONEncoder()
+        let checkpoints = try batch.checkpoints.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let state = String(decoding: try encoder.encode(batch.aggregatorState), as: UTF8.self)
+        try db.transaction { db in
+            try writePaths(db, batch)
+            try writeCounters(db, batch)
+            if !batch.rawSightings.isEmpty { try writeRaw(db, batch.rawSightings) }
+            if !checkpoints.isEmpty {
+                try db.query("""
+                    INSERT INTO device_state (site_id, device_id, state)
+                    SELECT $1, d, s::jsonb FROM unnest($2::text[], $3::text[]) AS u(d, s)
+                    ON CONFLICT (site_id, device_id) DO UPDATE SET state = excluded.state, updated_at = now()
+                    """, [siteID, batch.checkpoints.map(\.device.rawValue), checkpoints])
+            }
+            try db.query("""
+                INSERT INTO aggregator_state (site_id, state) VALUES ($1, $2::jsonb)
+                ON CONFLICT (site_id) DO UPDATE SET state = excluded.state, updated_at = now()
+                """, [siteID, state])
+            if !batch.progress.isEmpty {
+                let marks = batch.progress.sorted { ($0.key.gateway, $0.key.boot) < ($1.key.gateway, $1.key.boot) }
+                try db.query("""
+                    INSERT INTO gateway_progress (site_id, gateway_id, boot, seq)
+                    SELECT $1, g, b, s FROM unnest($2::text[], $3::text[], $4::bigint[]) AS u(g, b, s)
+                    ON CONFLICT (site_id, gateway_id, boot) DO UPDATE
+                      SET seq = greatest(gateway_progress.seq, excluded.seq), committed_at = now()
+                    """, [siteID, marks.map(\.key.gateway), marks.map(\.key.boot), marks.map { Int64($0.value) }])
+            }
+        }
+    }
+
+    private func writePaths(_ db: PostgresConnection, _ b: WriteBatch) throws {
+        let encoder = JSONEncoder()
+        if !b.devices.isEmpty {
+            let d = b.devices.sorted { $0.key < $1.key }
+            try db.query("""
+                INSERT INTO devices (site_id, device_id, kind, first_seen, last_seen)
+                SELECT $1, id, split_part(id, ':', 1), to_timestamp(f), to_timestamp(l)
+                FROM unnest($2::text[], $3::float8[], $4::float8[]) AS u(id, f, l)
+                ON CONFLICT (site_id, device_id) DO UPDATE
+                  SET first_seen = least(devices.first_seen, excluded.first_seen),
+                      last_seen = greatest(devices.last_seen, excluded.last_seen)
+                """, [siteID, d.map(\.key.rawValue), d.map(\.value.first), d.map(\.value.last)])
+        }
+        if !b.visits.isEmpty {
+            try db.query("""
+                INSERT INTO visits (site_id, device_id, region_id, entered_at, exited_at, dwell_s, inferred)
+                SELECT $1, d, r, to_timestamp(e), to_timestamp(x), x - e, i
+                FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[], $6::bool[]) AS u(d, r, e, x, i)
+                ON CONFLICT DO NOTHING
+                """, [siteID, b.visits.map(\.device.rawValue), b.visits.map(\.region), b.visits.map(\.entered),
+                      b.visits.map(\.exited), b.visits.map(\.inferred)])
+        }
+        if !b.journeys.isEmpty {
+            // Insert the journeys and attach the visits they cover (written earlier, possibly in
+            // this same transaction) in one statement.
+            try db.query("""
+                WITH j AS (
+                    INSERT INTO journeys (site_id, device_id, started_at, ended_at, duration_s, regions)
+                    SELECT $1, d, to_timestamp(s), to_timestamp(e), e - s, ARRAY(SELECT jsonb_array_elements_text(r::jsonb))
+                    FROM unnest($2::text[], $3::float8[], $4::float8[], $5::text[]) AS u(d, s, e, r)
+                    ON CONFLICT DO NOTHING
+                    RETURNING journey_id, site_id, device_id, started_at, ended_at)
+                UPDATE visits v SET journey_id = j.journey_id FROM j
+                WHERE v.site_id = j.site_id AND v.device_id = j.device_id AND v.journey_id IS NULL
+                  AND v.entered_at >= j.started_at AND v.entered_at <= j.ended_at
+                """, [siteID, b.journeys.map(\.device.rawValue), b.journeys.map(\.started), b.journeys.map(\.ended),
+                      try b.journeys.map { String(decoding: try encoder.encode($0.regions), as: UTF8.self) }])
+        }
+        if !b.transitions.isEmpty {
+            try db.query("""
+                INSERT INTO transitions (site_id, device_id, from_region, to_region, at, inferred)
+                SELECT $1, d, f, t, to_timestamp(a), i
+                FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::bool[]) AS u(d, f, t, a, i)
+                ON CONFLICT DO NOTHING
+                """, [siteID, b.transitions.map(\.device.rawValue), b.transitions.map(\.from), b.transitions.map(\.to),
+                      b.transitions.map(\.t), b.transitions.map(\.inferred)])
+        }
+        if !b.events.isEmpty {
+            try db.query("""
+                INSERT INTO region_events (site_id, device_id, at, kind, region_id, proximity, distance_m)
+                SELECT $1, d, to_timestamp(a), k, r, p, m
+                FROM unnest($2::text[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::float8[]) AS u(d, a, k, r, p, m)
+                ON CONFLICT DO NOTHING
+                """, [siteID, b.events.map(\.device.rawValue), b.events.map(\.t), b.events.map(\.kind), b.events.map(\.region),
+                      b.events.map(\.proximity), b.events.map(\.distanceM)])
+        }
+        if !b.entranceHeard.isEmpty {
+            let e = Array(b.entranceHeard)
+            try db.query("""
+                INSERT INTO entrance_heard (site_id, region_id, device_id, hour, first_heard_at, last_heard_at)
+                SELECT $1, r, d, to_timestamp(h), to_timestamp(f), to_timestamp(l)
+                FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[], $6::float8[]) AS u(r, d, h, f, l)
+                ON CONFLICT (site_id, region_id, device_id, hour) DO UPDATE
+                  SET first_heard_at = least(entrance_heard.first_heard_at, excluded.first_heard_at),
+                      last_heard_at = greatest(entrance_heard.last_heard_at, excluded.last_heard_at)
+                """, [siteID, e.map(\.key.region), e.map(\.key.device.rawValue), e.map(\.key.hour), e.map(\.value.first), e.map(\.value.last)])
+        }
+    }
+}

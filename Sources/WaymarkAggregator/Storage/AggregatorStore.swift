@@ -1,0 +1,110 @@
+import Foundation
+import WaymarkCore
+import WaymarkFusion
+import WaymarkPostgres
+
+/// The aggregator's PostgreSQL side: checks the schema, mirrors the site file into the topology
+/// tables, loads the checkpoint at start, and writes each `WriteBatch` in one transaction.
+/// Runs on the writer thread with that thread's `PostgresConnection`.
+public struct AggregatorStore: Sendable {
+    public let siteID: String
+    /// Migrations of schema/ this aggregator needs (0001–0004).
+    static let requiredVersions = [1, 2, 3, 4]
+
+    public init(siteID: String) { self.siteID = siteID }
+
+    /// Fails with a hint when `waymark db migrate` has not been run.
+    public func checkSchema(_ db: PostgresConnection) throws {
+        let applied = Set(try PostgresMigrator.appliedVersions(db))
+        let missing = Self.requiredVersions.filter { !applied.contains($0) }
+        guard missing.isEmpty else {
+            throw PostgresError(kind: .usage, operation: "check the schema",
+                                message: "migrations \(missing.map { String(format: "%04d", $0) }.joined(separator: ", ")) are not applied to \(db.maskedURL)",
+                                hint: "run `waymark db migrate --database URL` first")
+        }
+    }
+
+    /// Upserts the site, its gateways, regions and edges; rows no longer in the file are flagged
+    /// `in_site_file = false` (their history stays).
+    public func syncSite(_ db: PostgresConnection, _ site: Site) throws {
+        try db.transaction { db in
+            try db.query("INSERT INTO sites (site_id) VALUES ($1) ON CONFLICT (site_id) DO UPDATE SET updated_at = now()", [siteID])
+            try db.query("UPDATE gateways SET in_site_file = false WHERE site_id = $1", [siteID])
+            try db.query("UPDATE regions SET in_site_file = false WHERE site_id = $1", [siteID])
+            try db.query("DELETE FROM region_edges WHERE site_id = $1", [siteID])
+            for g in site.gateways {
+                try db.query("""
+                    INSERT INTO gateways (site_id, gateway_id, x_m, y_m, floor, rssi_offset_db, in_site_file)
+                    VALUES ($1, $2, $3, $4, $5, $6, true)
+                    ON CONFLICT (site_id, gateway_id) DO UPDATE SET x_m = excluded.x_m, y_m = excluded.y_m,
+                      floor = excluded.floor, rssi_offset_db = excluded.rssi_offset_db, in_site_file = true
+                    """, [siteID, g.id, g.position.x, g.position.y, g.floor, g.rssiOffsetDB])
+            }
+            for r in site.regions {
+                try db.query("""
+                    INSERT INTO regions (site_id, region_id, name, x_m, y_m, floor, radius_m, is_entrance, gateway_ids,
+                                         ibeacon_uuid, ibeacon_major, ibeacon_minor, in_site_file)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::uuid, $11, $12, true)
+                    ON CONFLICT (site_id, region_id) DO UPDATE SET name = excluded.name, x_m = excluded.x_m,
+                      y_m = excluded.y_m, floor = excluded.floor, radius_m = excluded.radius_m,
+                      is_entrance = excluded.is_entrance, gateway_ids = excluded.gateway_ids,
+                      ibeacon_uuid = excluded.ibeacon_uuid, ibeacon_major = excluded.ibeacon_major,
+                      ibeacon_minor = excluded.ibeacon_minor, in_site_file = true
+                    """, [siteID, r.id, r.name, r.position.x, r.position.y, r.floor, r.radiusM, r.isEntrance, r.gateways,
+                          r.ibeacon?.uuid.description, r.ibeacon?.major.map { Int($0) }, r.ibeacon?.minor.map { Int($0) }])
+            }
+            for e in site.edges {
+                try db.query("""
+                    INSERT INTO region_edges (site_id, from_region, to_region, length_m) VALUES ($1, $2, $3, $4)
+                    ON CONFLICT DO NOTHING
+                    """, [siteID, e.from, e.to, e.lengthM])
+            }
+        }
+    }
+
+    /// What a previous run committed.
+    public struct Restored: Sendable {
+        public var devices: [DeviceCheckpoint] = []
+        public var progress: [ProgressTracker.Key: UInt64] = [:]
+        public var state: AggregatorCheckpoint?
+        /// Checkpoints that could not be decoded (an engine version change); those devices start fresh.
+        public var undecodable = 0
+    }
+
+    public func load(_ db: PostgresConnection) throws -> Restored {
+        var r = Restored()
+        for row in try db.query("SELECT gateway_id, boot, seq FROM gateway_progress WHERE site_id = $1", [siteID]).rows {
+            r.progress[.init(gateway: try row.string(0), boot: try row.string(1))] = try row.decode(UInt64.self, 2)
+        }
+        let decoder = JSONDecoder()
+        for row in try db.query("SELECT state::text FROM device_state WHERE site_id = $1", [siteID]).rows {
+            if let cp = try? decoder.decode(DeviceCheckpoint.self, from: Data(try row.string(0).utf8)) {
+                r.devices.append(cp)
+            } else {
+                r.undecodable += 1
+            }
+        }
+        if let row = try db.query("SELECT state::text FROM aggregator_state WHERE site_id = $1", [siteID]).first {
+            r.state = try? decoder.decode(AggregatorCheckpoint.self, from: Data(try row.string(0).utf8))
+        }
+        return r
+    }
+
+    /// Creates the raw-sighting partitions around today and drops those older than `retentionDays`.
+    public func maintainPartitions(_ db: PostgresConnection, now: Date, retentionDays: Int) throws -> (made: Int, dropped: Int) {
+        let day = 86_400.0
+        let today = (now.timeIntervalSince1970 / day).rounded(.down) * day
+        func date(_ t: Double) -> String {
+            let f = DateFormatter()
+            f.dateFormat = "yyyy-MM-dd"
+            f.timeZone = TimeZone(identifier: "UTC")
+            f.locale = Locale(identifier: "en_US_POSIX")
+            return f.string(from: Date(timeIntervalSince1970: t))
+        }
+        let made = try db.query("SELECT waymark_prepare_sighting_partitions($1::date, $2::date)",
+                                [date(today - day), date(today + 2 * day)]).first?.int(0) ?? 0
+        let dropped = try db.query("SELECT waymark_drop_sighting_partitions($1::date)",
+                                   [date(today - Double(retentionDays) * day)]).first?.int(0) ?? 0
+        return (made, dropped)
+    }
+}

@@ -1,2 +1,0 @@
-// WaymarkAggregator: see README.md "Architecture". Work in progress.
-enum WaymarkAggregatorModule {}

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import WaymarkCore
+import WaymarkFusion
+@testable import WaymarkAggregator
+
+@Suite struct AggregatorCoreTests {
+    let topics = Topics(site: "line")
+
+    func core(regions: Int = 4, monitored: Int = 20) throws -> AggregatorCore {
+        var settings = AggregatorCore.Settings()
+        settings.maxPayloadBytes = 4096
+        settings.clock.toleranceS = 1e9  // batches in these tests are not "live"
+        settings.clock.maxAgeS = 1e10
+        return AggregatorCore(site: try LineVenue.site(count: regions, monitored: monitored), topics: topics, settings: settings)
+    }
+
+    func payload(_ b: SightingBatch) throws -> [UInt8] { Array(try JSONEncoder().encode(b)) }
+
+    @Test func invalidPayloadsAreRejectedByReason() throws {
+        var c = try core()
+        let good = SightingBatch(gateway: "gw-1", boot: "b", seq: 1, start: 1_700_000_000, end: 1_700_000_001, sightings: [])
+        var wrongVersion = good
+        wrongVersion.v = 99
+        var backwards = good
+        backwards.end = good.start - 5
+        let now = 1_700_000_002.0
+        #expect(c.handle(topic: topics.sightings("gw-2"), payload: try payload(good), receivedAt: now) == .rejected(.gatewayMismatch, gateway: "gw-2"))
+        #expect(c.handle(topic: topics.sightings("gw-9"), payload: try payload(good), receivedAt: now) == .rejected(.unknownGateway, gateway: "gw-9"))
+        #expect(c.handle(topic: topics.sightings("gw-1"), payload: Array("{not json".utf8), receivedAt: now) == .rejected(.malformed, gateway: "gw-1"))
+        #expect(c.handle(topic: topics.sightings("gw-1"), payload: Array(repeating: 0x20, count: 5000), receivedAt: now) == .rejected(.oversize, gateway: "gw-1"))
+        #expect(c.handle(topic: topics.sightings("gw-1"), payload: try payload(wrongVersion), receivedAt: now) == .rejected(.version, gateway: "gw-1"))
+        #expect(c.handle(topic: topics.sightings("gw-1"), payload: try payload(backwards), receivedAt: now) == .rejected(.badTimes, gateway: "gw-1"))
+        var next = good
+        next.seq = 2
+        #expect(c.handle(topic: topics.sightings("gw-1"), payload: try payload(next), receivedAt: now) == .accepted(sightings: 0))
+        #expect(c.handle(topic: "elsewhere/x", payload: [], receivedAt: now) == .ignored)
+        #expect(c.counts.total == 6)
+        let sealed = c.sealWrite()
+        let write = try #require(sealed)
+        #expect(write.rejections.values.reduce(0, +) == 6)
+        #expect(Set(write.rejections.keys.map(\.reason)) == [.gatewayMismatch, .unknownGateway, .malformed, .oversize, .version, .badTimes])
+        // The bad-times batch (seq 1: resending cannot fix it) and the good one are covered by the mark.
+        #expect(write.progress == [.init(gateway: "gw-1", boot: "b"): 2])
+    }
+
+    @Test func duplicatesAreDroppedAndReackedOnceCommitted() throws {
+        var c = try core()
+        let b = SightingBatch(gateway: "gw-0", boot: "b", seq: 5, start: 1_700_000_000, end: 1_700_000_001, sightings: [])
+        #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(b), receivedAt: 1_700_000_002) == .accepted(sightings: 0))
+        #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(b), receivedAt: 1_700_000_002) == .duplicate(gateway: "gw-0", ack: nil))
+        let sealed = c.sealWrite()
+        let write = try #require(sealed)
+        let acks = c.committed(write)
+        #expect(acks.map(\.topic) == [topics.ack("gw-0")])
+        #expect(String(decoding: acks[0].payload, as: UTF8.self) == #"{"boot":"b","seq":5}"#)
+        #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(b), receivedAt: 1_700_000_003)
+                == .duplicate(gateway: "gw-0", ack: GatewayAck(boot: "b", seq: 5)))
+    }
+
+    @Test func restoringACheckpointContinuesLikeAnUninterruptedRun() throws {
+        let records = LineWalk.records(devices: 3, path: [0, 1, 2, 3, 2, 1], dwell: 40, start: 1_700_000_000, regions: 4)
+        let batches = LineWalk.batches(records)
+        var straight = try core()
+        var first = try core()
+        let split = batches.count / 2
+        var visitsStraight: [FusionOutput.Visit] = [], visitsResumed: [FusionOutput.Visit] = []
+        for (i, b) in batches.enumerated() {
+            _ = straight.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1)
+            if i == split - 1 { visitsStraight += straight.sealWrite()?.visits ?? [] }
+            if i < split { _ = first.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1) }
+        }
+        let sealedFirst = first.sealWrite()
+        let saved = try #require(sealedFirst)
+        // Round-trip the checkpoints through JSON, as PostgreSQL stores them.
+        let devices = try saved.checkpoints.map { try JSONDecoder().decode(DeviceCheckpoint.self, from: JSONEncoder().encode($0)) }
+        var resumed = try core()
+        resumed.restore(devices: devices, progress: saved.progress, state: saved.aggregatorState)
+        for b in batches {
+            _ = resumed.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1)
+        }
+        visitsStraight = straight.sealWrite()?.visits ?? []
+        visitsResumed = resumed.sealWrite()?.visits ?? []
+        #expect(!visitsStraight.isEmpty)
+        #expect(visitsResumed == visitsStraight)
+        #expect(resumed.counts[.duplicate] == split)
+    }
+
+    @Test func monitoredSetsRotateAndNeverExceedTheSize() throws {
+        var c = try core(regions: 8, monitored: 3)
+        let records = LineWalk.records(devices: 1, path: Array(0..<8), dwell: 45, start: 1_700_000_000, regions: 8)
+        var sets: [[String]] = []
+        for b in LineWalk.batches(records) {
+            _ = c.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1)
+            for p in c.takePublications() where p.topic.hasSuffix("/monitored") {
+                let json = try JSONSerialization.jsonObject(with: Data(p.payload)) as! [String: Any]
+                let regions = (json["regions"] as! [[String: Any]]).map { $0["region"] as! String }
+                #expect(regions.count <= 3)
+                let beacon = (json["regions"] as! [[String: Any]])[0]["ibeacon"] as? [String: Any]
+                #expect(beacon?["uuid"] as? String == LineVenue.uuid.lowercased() || beacon?["uuid"] as? String == LineVenue.uuid)
+                #expect(p.retain)
+                sets.append(regions)
+            }
+        }
+        #expect(sets.count >= 4)
+        #expect(sets.first?.first == "r0")
+        #expect(sets.last?.first == "r7")
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import WaymarkAggregator
+import WaymarkConfig
+import WaymarkCore
+import WaymarkFusion
+import WaymarkPostgres
+
+@Suite("Aggregator end to end (Mosquitto + PostgreSQL)", .enabled(if: AggregatorTestServices.shouldRun), .serialized)
+struct AggregatorEndToEndTests {
+    /// Sightings published as gateways end up as visits and journeys equal to what the fusion
+    /// engine produces for the same sightings in the same order (the `waymark replay` procedure).
+    @Test func visitsAndJourneysMatchTheEngine() throws {
+        let mqtt = try AggregatorTestServices.requireMQTT()
+        let db = try PostgresTestDatabase("aggregator_e2e")
+        defer { db.drop() }
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(try db.connect())
+        let siteID = "e2e-\(UInt32.random(in: 0...UInt32.max))"
+        let regions = 6
+        let sitePath = try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: regions))
+        let site = try SiteLoader.load(path: sitePath).site
+        let start = Date().timeIntervalSince1970 - 3600
+        let records = AggregatorTestVenue.records(devices: 4, path: [0, 1, 2, 3, 4, 5, 4, 2], dwell: 40, start: start, regions: regions)
+        let batches = AggregatorTestVenue.batches(records, boot: "boot-a")
+        let end = records.last!.t + 700
+        let heartbeats = AggregatorTestVenue.heartbeats(after: batches, gateways: regions, at: end, boot: "boot-a")
+
+        let run = AggregatorTestRun(config: AggregatorTestRun.config(site: sitePath, mqtt: mqtt, database: db.url, clientID: "agg-\(siteID)"),
+                                    site: site)
+        #expect(run.waitUntilReady())
+        let fleet = try AggregatorTestFleet(url: mqtt, topics: Topics(site: siteID), name: "fleet-e2e")
+        defer { fleet.close() }
+        for b in batches + heartbeats { try fleet.publish(b) }
+        #expect(try fleet.waitUntilAllAcked(timeout: 90))
+        #expect(run.stop())
+        #expect(run.error == nil)
+
+        // The same sightings through the engine, as `waymark replay` feeds it.
+        var engine = FusionEngine(site: site)
+        var out: [FusionOutput] = []
+        var nextTick = -Double.infinity
+        func tick(_ t: Double) {
+            if t >= nextTick { out += engine.advance(to: t); nextTick = t.rounded(.down) + 1 }
+        }
+        for r in records {
+            tick(r.t)
+            let device = engine.handle(for: r.device)
+            engine.ingest(Observation(device: device, gateway: r.gateway, time: r.t, rssi: r.rssi, tx: -59), into: &out)
+        }
+        for g in 0..<regions { engine.gatewayHeartbeat(g, at: end); tick(end) }
+        func us(_ t: Double) -> Int64 { Int64((t * 1_000_000).rounded()) }
+        let expectedVisits = out.compactMap { o -> String? in
+            guard case .visit(let v) = o else { return nil }
+            return "\(v.device) \(v.region) \(us(v.entered)) \(us(v.exited)) \(v.inferred)"
+        }.sorted()
+        let expectedJourneys = out.compactMap { o -> String? in
+            guard case .journey(let j) = o else { return nil }
+            return "\(j.device) \(us(j.started)) \(us(j.ended)) \(j.regions.joined(separator: ","))"
+        }.sorted()
+
+        let conn = try db.connect()
+        let visits = try conn.query("""
+            SELECT device_id, region_id, (extract(epoch FROM entered_at) * 1000000)::bigint, (extract(epoch FROM exited_at) * 1000000)::bigint, inferred
+            FROM visits WHERE site_id = $1
+            """, [siteID]).rows.map { "\(try $0.string(0)) \(try $0.string(1)) \(try $0.int(2)) \(try $0.int(3)) \(try $0.bool(4))" }.sorted()
+        let journeys = try conn.query("""
+            SELECT device_id, (extract(epoch FROM started_at) * 1000000)::bigint, (extract(epoch FROM ended_at) * 1000000)::bigint, array_to_string(regions, ',')
+            FROM journeys WHERE site_id = $1
+            """, [siteID]).rows.map { "\(try $0.string(0)) \(try $0.int(1)) \(try $0.int(2)) \(try $0.string(3))" }.sorted()
+        #expect(!expectedVisits.isEmpty && !expectedJourneys.isEmpty)
+        #expect(visits == expectedVisits)
+        #expect(journeys == expectedJourneys)
+        // Every visit of a finished journey points at it.
+        #expect(try conn.query("SELECT count(*) FROM visits WHERE site_id = $1 AND journey_id IS NULL", [siteID]).first?.int(0) == 0)
+        // Ingest bookkeeping: every sighting counted once, marks at the last batch, devices known.
+        let counted = try conn.query("SELECT sum(sightings)::bigint, sum(batches)::bigint FROM gateway_ingest_hourly WHERE site_id = $1", [siteID]).first
+        #expect(try counted?.int(0) == records.count)
+        #expect(try counted?.int(1) == batches.count + heartbeats.count)
+        #expect(try conn.query("SELECT count(*) FROM devices WHERE site_id = $1", [siteID]).first?.int(0) == 4)
+        #expect(try conn.query("SELECT count(*) FROM device_state WHERE site_id = $1", [siteID]).first?.int(0) == 4)
+        #expect(try conn.query("SELECT count(*) FROM entrance_heard WHERE site_id = $1 AND region_id = 'r0'", [siteID]).first?.int(0) ?? 0 >= 4)
+        let marks = try conn.query("SELECT gateway_id, seq FROM gateway_progress WHERE site_id = $1 AND boot = 'boot-a'", [siteID]).rows
+        #expect(marks.count == regions)
+        for row in marks {
+            let gw = try row.string(0)
+            #expect(try row.int(1) == Int(heartbeats.first { $0.gateway == gw }!.seq))
+        }
+    }
+}
