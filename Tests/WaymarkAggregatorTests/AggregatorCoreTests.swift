@@ -46,16 +46,34 @@ import WaymarkFusion
 
     @Test func duplicatesAreDroppedAndReackedOnceCommitted() throws {
         var c = try core()
-        let b = SightingBatch(gateway: "gw-0", boot: "b", seq: 5, start: 1_700_000_000, end: 1_700_000_001, sightings: [])
+        let b = SightingBatch(gateway: "gw-0", boot: "b", seq: 1, start: 1_700_000_000, end: 1_700_000_001, sightings: [])
         #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(b), receivedAt: 1_700_000_002) == .accepted(sightings: 0))
         #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(b), receivedAt: 1_700_000_002) == .duplicate(gateway: "gw-0", ack: nil))
         let sealed = c.sealWrite()
         let write = try #require(sealed)
         let acks = c.committed(write)
         #expect(acks.map(\.topic) == [topics.ack("gw-0")])
-        #expect(String(decoding: acks[0].payload, as: UTF8.self) == #"{"boot":"b","seq":5}"#)
+        #expect(String(decoding: acks[0].payload, as: UTF8.self) == #"{"boot":"b","seq":1}"#)
         #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(b), receivedAt: 1_700_000_003)
-                == .duplicate(gateway: "gw-0", ack: GatewayAck(boot: "b", seq: 5)))
+                == .duplicate(gateway: "gw-0", ack: GatewayAck(boot: "b", seq: 1)))
+    }
+
+    @Test func aBatchAfterAGapWaitsForTheResendUntilTheGapTimesOut() throws {
+        var c = try core()  // gap timeout 60 s
+        func batch(_ seq: UInt64) -> SightingBatch {
+            SightingBatch(gateway: "gw-0", boot: "b", seq: seq, start: 1_700_000_000 + Double(seq), end: 1_700_000_001 + Double(seq), sightings: [])
+        }
+        let t0 = 1_700_000_100.0
+        #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(batch(3)), receivedAt: t0) == .rejected(.outOfOrder, gateway: "gw-0"))
+        // The resend brings 1, 2, 3 in order.
+        for s in 1...3 as ClosedRange<UInt64> {
+            #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(batch(s)), receivedAt: t0 + 5) == .accepted(sightings: 0))
+        }
+        // 4 and 5 are lost for good: 6 is held back, then taken after the timeout.
+        #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(batch(6)), receivedAt: t0 + 10) == .rejected(.outOfOrder, gateway: "gw-0"))
+        #expect(c.handle(topic: topics.sightings("gw-0"), payload: try payload(batch(6)), receivedAt: t0 + 71) == .accepted(sightings: 0))
+        #expect(c.progress.skipped == 2)
+        #expect(c.progress.processed[.init(gateway: "gw-0", boot: "b")] == 6)
     }
 
     @Test func restoringACheckpointContinuesLikeAnUninterruptedRun() throws {
