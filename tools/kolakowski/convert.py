@@ -159,11 +159,14 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", default="/work/shared/data/kolakowski-ble-rss-fingerprints-calib2021")
-    p.add_argument("--out", default="build/kolakowski")
+    p.add_argument("--out", default=".build/kolakowski")
     p.add_argument("--fusion", default=os.path.join(here, "fusion.json"),
                    help="JSON object of fusion parameters written into the site file")
     p.add_argument("--radius-scale", type=float, default=1.0,
                    help="multiply each room's geometric radius by this (distance estimates are noisy)")
+    p.add_argument("--offsets", action="store_true",
+                   help="also write per-anchor rssi_offset_db fitted on the calibration run (lowered "
+                        "calibration-run accuracy in tune.py, so off by default)")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     anchors = read_csv(os.path.join(a.dataset, "anchors.csv"))
@@ -173,6 +176,8 @@ def main():
     # Radio calibration from the calibration run only (never from the test runs).
     p1m, n, offsets = calibrate(anchors, read_csv(os.path.join(a.dataset, "calibration/calibration_df.csv")))
     print(f"calibration fit: P1m {p1m:.1f} dBm, n {n:.2f}, offsets " + ", ".join(f"{k}: {v:+.1f}" for k, v in offsets.items()))
+    if not a.offsets:
+        offsets = {}
     fusion = {"default_measured_power_dbm": round(p1m, 1), "path_loss_exponent": round(max(1.5, n), 2), **fusion}
     with open(os.path.join(a.out, "kolakowski-flat.yaml"), "w") as f:
         f.write(site_yaml(anchors, layout, fusion, a.radius_scale, offsets))

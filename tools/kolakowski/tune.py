@@ -3,7 +3,7 @@
 
 For each combination: write the site file (convert.py), run `waymark replay` on the calibration
 sightings, score with evaluate.py's rule. Prints the combinations ranked by accuracy.
-Usage: tune.py --waymark .build/release/waymark --out build/kolakowski
+Usage: tune.py --waymark .build/release/waymark --out .build/kolakowski-tune
 """
 import argparse
 import itertools
@@ -16,12 +16,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GRID = {
     "rssi_process_noise_db2_per_s": [3, 10, 30],
     "rssi_measurement_noise_db2": [25, 50],
-    "switch_margin_db": [1, 2, 4],
-    "switch_dwell_s": [0.5, 1.5],
+    "switch_margin_db": [0.5, 1, 2, 4],
+    "switch_dwell_s": [0, 0.5, 1.5],
     "radius_scale": [1.0, 1.5],
-    "staleness_s": [3, 5, 10],
+    "offsets": [True, False],
 }
-FIXED = {"exit_delay_s": 30, "nonadjacent_margin_db": 6, "nonadjacent_dwell_s": 3}
+FIXED = {"exit_delay_s": 30, "staleness_s": 5, "nonadjacent_margin_db": 6, "nonadjacent_dwell_s": 3}
+NOT_FUSION = ("radius_scale", "offsets")
 
 
 def accuracy(out, name):
@@ -33,12 +34,13 @@ def accuracy(out, name):
 
 
 def run(waymark, out, params, name):
-    fusion = {**FIXED, **{k: v for k, v in params.items() if k != "radius_scale"}}
+    fusion = {**FIXED, **{k: v for k, v in params.items() if k not in NOT_FUSION}}
     fpath = os.path.join(out, "fusion.tune.json")
     with open(fpath, "w") as f:
         json.dump(fusion, f)
     subprocess.run([sys.executable, os.path.join(HERE, "convert.py"), "--out", out, "--fusion", fpath,
-                    "--radius-scale", str(params.get("radius_scale", 1.0))], check=True, capture_output=True)
+                    "--radius-scale", str(params.get("radius_scale", 1.0))] + (["--offsets"] if params.get("offsets") else []),
+                   check=True, capture_output=True)
     subprocess.run([waymark, "replay", "--site", os.path.join(out, "kolakowski-flat.yaml"), "--input",
                     os.path.join(out, f"{name}.sightings.jsonl"), "--output", os.path.join(out, f"{name}.replay.jsonl")],
                    check=True, capture_output=True)
@@ -48,7 +50,7 @@ def run(waymark, out, params, name):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--waymark", default=".build/release/waymark")
-    p.add_argument("--out", default="build/kolakowski-tune")
+    p.add_argument("--out", default=".build/kolakowski-tune")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     keys = list(GRID)
