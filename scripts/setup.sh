@@ -4,7 +4,7 @@
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --vm       also what the HCI VM test needs (qemu, busybox, cpio, gcc;
 #                               bluez for the hciconfig run.sh copies into the VM; mosquitto-clients
-#                               for mosquitto_sub in the VM)
+#                               for mosquitto_sub in the VM; jq to check what the agent published)
 set -euo pipefail
 
 packages=(
@@ -20,7 +20,7 @@ packages=(
   openssl            # deploy/mosquitto/make-certs.sh (TLS listener test)
 )
 if [[ "${1:-}" == "--vm" ]]; then
-  packages+=(qemu-system-x86 busybox-static cpio gcc bluez mosquitto-clients)
+  packages+=(qemu-system-x86 busybox-static cpio gcc bluez mosquitto-clients jq)
 fi
 
 missing=()

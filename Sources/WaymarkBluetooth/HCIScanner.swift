@@ -17,7 +17,8 @@ import Synchronization
 ///   0x0D extended ones (when the controller supports extended scanning, see `ScanMode`); other
 ///   LE Meta subevents pass through too and are the consumer's to ignore.
 /// - `onEvent` runs on the scanner's own thread, one event at a time; keep it short (decode and
-///   hand on). `onStateChange` runs on the same thread, or on the caller's during `start`/`stop`.
+///   hand on). `onStateChange` runs on the same thread. Never call `stop()` from either callback:
+///   `stop()` waits for that thread to finish.
 /// - `start` returns once scanning is on, or throws a `BluetoothError` saying why it could not
 ///   start (no adapter, adapter down, missing capabilities, another scanner, controller error).
 /// - Afterwards the scanner watches the adapter: when it disappears, goes down, is reset, or a

@@ -113,6 +113,8 @@ run_checks() {
     lines_equal "$(sent_in "$out" capture)" "$(summary_events "$out/capture.err")"
   check "capture: scanning off at the end" left_off "$out" capture
 
+  run_edge_checks "$out" "$ib" "$ed" "$ab" "$ib2" "$ed2"
+
   check "no-adapter: refused (exit 1)" rc_is "$out" no-adapter 1
   check "no-adapter: lists what was found and where to look" err_has "$out" no-adapter "no-adapter: Bluetooth adapter hci0 not found; no Bluetooth adapters found. Check \`hciconfig -a\` or \`btmgmt info\`"
   check "no-adapter: mentions the dongle and rfkill" err_has "$out" no-adapter "rfkill unblock bluetooth"

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Issue 9: proves the libbluetooth HCI scan path (WaymarkBluetooth.HCIScanner) against a real Linux
 # kernel. Boots Debian's kernel under QEMU with a virtual LE controller (../shared/hci-vm/run.sh),
-# runs tests/hci-vm/scenario.sh inside it with a release `waymark` (Swift runtime linked
-# statically) and the project's vctl (tests/hci-vm/vctl.c), then checks what came out:
+# runs tests/hci-vm/scenario.sh inside it with release `waymark` and `waymark-edge` (Swift runtime
+# linked statically), a Mosquitto broker and the project's vctl (tests/hci-vm/vctl.c), then checks
+# what came out (checks.sh, checks-edge.sh):
+#   - edge: waymark-edge scanning hci0 publishes batches (v1, one boot, consecutive seq) with exactly
+#     the tracked iBeacon, Eddystone-UID and AltBeacon of tests/hci-vm/site.yaml, their exact counts
+#     and RSSI mean/max for what the controller sent, never the untracked ones; status scan on, then
+#     offline; it counts and decodes all 814 adverts of the shared capture; it refuses hci0 down /
+#     missing with the scanner's messages;
+# and with `waymark scan` (the scanner alone, JSON lines):
 #   - beacons: the iBeacon, Eddystone-UID and AltBeacon reports arrive with the right identities
 #     and every RSSI the controller sent; the scan parameters reach the controller; every report
 #     the controller sent is printed;
@@ -17,7 +24,8 @@
 #     and no hci0.
 # Run by scripts/test.sh after `swift test`; alone: tests/hci-vm/run-vm-test.sh
 # Needs root the first time (apt-get) and network for Debian's kernel package (cached in
-# ~/.cache/hci-vm). HCI_VM_DIR overrides where run.sh lives; HCI_VM_KEEP=1 keeps the work folder.
+# ~/.cache/hci-vm). HCI_VM_DIR overrides where run.sh lives; HCI_VM_KEEP=1 keeps the work folder;
+# HCI_VM_SCRATCH_PATH builds in another folder than .build (no waiting for other SwiftPM runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -28,9 +36,11 @@ started=$(date +%s)
 [[ -x $vm/run.sh ]] || { echo "hci-vm test: $vm/run.sh not found; set HCI_VM_DIR to the hci-vm folder" >&2; exit 1; }
 scripts/setup.sh --vm
 
-echo "hci-vm test: building waymark (release, static Swift runtime)"
-swift build -c release --static-swift-stdlib --product waymark
-bin=$(swift build -c release --static-swift-stdlib --show-bin-path)/waymark
+echo "hci-vm test: building waymark and waymark-edge (release, static Swift runtime)"
+build=(swift build -c release --static-swift-stdlib ${HCI_VM_SCRATCH_PATH:+--scratch-path "$HCI_VM_SCRATCH_PATH"})
+"${build[@]}" --product waymark
+"${build[@]}" --product waymark-edge
+bindir=$("${build[@]}" --show-bin-path)
 
 work=$(mktemp -d /tmp/waymark-hci-vm.XXXXXX)
 [[ ${HCI_VM_KEEP:-0} == 1 ]] || trap 'rm -rf "$work"' EXIT
@@ -55,7 +65,9 @@ cat "$data"/hcidump-2.x.decoded.jsonl "$data"/hcidump-3.x.decoded.jsonl \
 
 echo "hci-vm test: booting the VM"
 set +e
-HCI_VM_OUT=$work/out "$vm/run.sh" --bin "$bin" --bin "$work/wvctl" --bin "$(command -v hcitool)" \
+HCI_VM_OUT=$work/out "$vm/run.sh" --bin "$bindir/waymark" --bin "$bindir/waymark-edge" --bin "$work/wvctl" \
+  --bin "$(command -v hcitool)" --bin "$(command -v mosquitto)" --bin "$(command -v mosquitto_sub)" \
+  --file tests/hci-vm/site.yaml:/site.yaml --file tests/hci-vm/mosquitto.conf:/mosquitto.conf \
   --file tests/hci-vm/beacons.txt:/beacons.txt --file "$work/beacons-ext.txt:/beacons-ext.txt" \
   --file "$work/capture.txt:/capture.txt" \
   --file tests/hci-vm/scenario.sh:/scenario.sh \
@@ -64,6 +76,7 @@ vm_rc=$?
 set -e
 out=$work/out
 source tests/hci-vm/checks.sh
+source tests/hci-vm/checks-edge.sh
 run_checks "$out" "$work" "$vm_rc"
 echo "hci-vm test: $((passed)) checks passed, $((failed)) failed, $(( $(date +%s) - started )) s"
 if ((failed > 0)); then

@@ -6,6 +6,8 @@ vlog=$out/vctl.log
 bb=busybox
 
 mark() { echo "== $1" >> $vlog; echo "scenario: $1"; }
+# true once the vctl started in the current phase has sent its `once` list
+section_done() { $bb awk '/^== /{d=0} /vctl: done/{d=1} END{exit !d}' $vlog; }
 
 wait_for() {  # wait_for present|absent: hci0 in sysfs, up to 10 s
   i=0
@@ -82,10 +84,47 @@ echo $? > $out/forced-legacy.rc
 mark capture
 stop_vctls; start_vctl /capture.txt
 scan_bg capture
-i=0; while ! grep -q "vctl: done" $vlog && [ $i -lt 120 ]; do sleep 0.5; i=$((i+1)); done
+i=0; while ! section_done && [ $i -lt 120 ]; do sleep 0.5; i=$((i+1)); done
 sleep 1; finish_bg capture
+
+# The edge agent: waymark-edge scans hci0 and publishes to a broker in the VM.
+edge() {  # edge NAME ARGS...: waymark-edge in the background, logs to /out/NAME.err, MQTT to NAME.mqtt
+  name=$1; shift
+  mosquitto_sub -h 127.0.0.1 -p 1883 -q 1 -t 'waymark/v1/hci-vm/#' -v > $out/$name.mqtt 2> $out/$name.sub.err &
+  sub=$!
+  sleep 0.5
+  waymark-edge --site /site.yaml --gateway gw-vm --broker mqtt://127.0.0.1:1883 \
+    --spool-dir /tmp/spool-$name --metrics-port 9464 "$@" > $out/$name.out 2> $out/$name.err &
+  bg=$!
+}
+metrics() { $bb wget -q -O $out/$1.metrics http://127.0.0.1:9464/metrics; }
+finish_edge() { finish_bg $1; sleep 0.5; kill $sub; }
+
+$bb ip link set lo up
+mosquitto -c /mosquitto.conf > $out/mosquitto.log 2>&1 &
+broker=$!
+sleep 1
+
+mark edge
+stop_vctls; start_vctl /beacons.txt
+edge edge --source hci0; sleep 5; metrics edge; finish_edge edge
+
+mark edge-capture
+stop_vctls; start_vctl /capture.txt
+edge edge-capture --source hci0
+i=0; while ! section_done && [ $i -lt 120 ]; do sleep 0.5; i=$((i+1)); done
+sleep 2; metrics edge-capture; finish_edge edge-capture
+
+mark edge-down
+hciconfig hci0 down
+waymark-edge --site /site.yaml --gateway gw-vm --broker mqtt://127.0.0.1:1883 --spool-dir /tmp/spool-down \
+  --metrics-port 0 --source hci0 > /dev/null 2> $out/edge-down.err; echo $? > $out/edge-down.rc
+hciconfig hci0 up
 
 mark no-adapter
 stop_vctls
 waymark scan --adapter hci0 --seconds 1 > /dev/null 2> $out/no-adapter.err; echo $? > $out/no-adapter.rc
+waymark-edge --site /site.yaml --gateway gw-vm --broker mqtt://127.0.0.1:1883 --spool-dir /tmp/spool-none \
+  --metrics-port 0 --source hci0 > /dev/null 2> $out/edge-no-adapter.err; echo $? > $out/edge-no-adapter.rc
+kill $broker
 mark end
