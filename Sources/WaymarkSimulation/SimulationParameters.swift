@@ -41,6 +41,10 @@ public struct MovementParameters: Hashable, Sendable {
     /// Fraction of devices that never move (staff tags at a desk, a forgotten badge): present for
     /// the whole period at one spot.
     public var stationaryFraction: Double = 0.02
+    /// Visitors appear this far outside their entrance (on the side away from the venue) and walk
+    /// in, and walk this far out again before they are gone, so their signal fades as it would
+    /// rather than stopping at the door (m).
+    public var outsideM: Double = 10
 
     public init() {}
 }

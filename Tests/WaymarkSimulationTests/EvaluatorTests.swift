@@ -37,13 +37,14 @@ struct EvaluatorTests {
         #expect(s.visitRecall == 1)
         #expect(s.visitPrecision == 0.8)  // c 150–160 overlaps no true visit of c
         #expect(abs(s.pathAccuracy - 0.6) < 1e-12)  // a b c vs a b c b c: distance 2 over length 5
-        #expect(s.entryLatencies == [0, 5, 10, 50])
-        #expect(s.exitLatencies == [-50, 12, 18])  // the last exit is at the end of the truth: left out
+        // Clusters: a {0–100, 0–118}; b {110–200, 120–150, 160–212}; c {210–300, 215–300}.
+        #expect(s.entryLatencies == [0, 5, 10])
+        #expect(s.exitLatencies == [12, 18])  // c's exit is at the end of the truth: left out
         #expect(s.exitReportLatencies.isEmpty)  // hand-made visits carry no report time
-        #expect(s.entryLatencyP50 == 7.5)
-        #expect(abs(s.entryLatencyP95! - 44) < 1e-9)
-        #expect(s.exitLatencyP50 == 12)
-        #expect(abs(s.exitLatencyP95! - 17.4) < 1e-9)
+        #expect(s.entryLatencyP50 == 5)
+        #expect(abs(s.entryLatencyP95! - 9.5) < 1e-9)
+        #expect(s.exitLatencyP50 == 15)
+        #expect(abs(s.exitLatencyP95! - 17.7) < 1e-9)
         #expect(s.flaps == 1)  // the change to c at 150, 60 s before the true visit of c
         #expect(abs(s.flapsPerDeviceHour - 12) < 1e-9)
     }

@@ -16,9 +16,11 @@ public import WaymarkCore
 /// - **Path accuracy**: 1 − the mean, over devices with any true or recorded visit, of the
 ///   Levenshtein distance between the true and the recorded region sequences (visits in order of
 ///   entry, consecutive repeats merged, inferred visits included) divided by the longer length.
-/// - **Entry / exit latency**: for each recorded, non-inferred visit that overlaps true visits of
-///   its region: its entry minus the earliest overlapping true entry, and its exit minus the latest
-///   overlapping true exit. Exits are left out when the true exit lies within `exit_delay_s` + 5 s
+/// - **Entry / exit latency**: per device and region, true and recorded (non-inferred) visits are
+///   grouped into clusters joined by overlaps (a recorded visit spanning two true ones, or a true
+///   visit split into several recorded ones, is one cluster). For each cluster with both kinds:
+///   the first recorded entry minus the first true entry, and the last recorded exit minus the
+///   last true exit. Exits are left out when the true exit lies within `exit_delay_s` + 5 s
 ///   of the end of the truth (the run ended before the system could close the visit). Reported as
 ///   the 50th and 95th percentiles (linear interpolation between order statistics). The exit time a
 ///   system records may be back-dated to its last evidence; **exit reported after** measures
@@ -59,18 +61,8 @@ public struct Evaluator: Sendable {
             score.recordedVisits += visits.count
             score.inferredVisits += visits.filter(\.inferred).count
             for v in trueVisits where visits.contains(where: { overlaps($0, v) }) { score.matchedTrueVisits += 1 }
-            for r in visits {
-                let matching = trueVisits.filter { overlaps(r, $0) }
-                guard let first = matching.min(by: { $0.entered < $1.entered }),
-                      let last = matching.max(by: { $0.exited < $1.exited }) else { continue }
-                score.matchedRecordedVisits += 1
-                guard !r.inferred else { continue }
-                score.entryLatencies.append(r.entered - first.entered)
-                if last.exited < exitCutoff {
-                    score.exitLatencies.append(r.exited - last.exited)
-                    if let reported = r.reportedAt { score.exitReportLatencies.append(reported - last.exited) }
-                }
-            }
+            for r in visits where trueVisits.contains(where: { overlaps(r, $0) }) { score.matchedRecordedVisits += 1 }
+            latencies(truth: trueVisits, recorded: visits.filter { !$0.inferred }, exitCutoff: exitCutoff, into: &score)
 
             // Paths.
             let a = Self.sequence(trueVisits), b = Self.sequence(visits)
@@ -97,6 +89,37 @@ public struct Evaluator: Sendable {
         score.exitLatencies.sort()
         score.exitReportLatencies.sort()
         return score
+    }
+
+    /// Groups one device's true and recorded visits of each region into clusters linked by
+    /// overlaps (one recorded visit spanning two true ones, or a true visit split into several
+    /// recorded ones, form one cluster) and records one entry and one exit latency per cluster
+    /// that holds both kinds: first recorded entry − first true entry, last recorded exit − last
+    /// true exit.
+    func latencies(truth: [ScoredVisit], recorded: [ScoredVisit], exitCutoff: Double, into score: inout SystemScore) {
+        let all = (truth.map { ($0, true) } + recorded.map { ($0, false) })
+            .sorted { ($0.0.region, $0.0.entered) < ($1.0.region, $1.0.entered) }
+        var i = 0
+        while i < all.count {
+            let region = all[i].0.region
+            var end = all[i].0.exited
+            var j = i + 1
+            while j < all.count, all[j].0.region == region, all[j].0.entered <= end {
+                end = max(end, all[j].0.exited)
+                j += 1
+            }
+            let cluster = all[i..<j]
+            let t = cluster.filter(\.1).map(\.0), r = cluster.filter { !$0.1 }.map(\.0)
+            if let tIn = t.map(\.entered).min(), let rIn = r.map(\.entered).min(),
+               let tOut = t.map(\.exited).max(), let rOut = r.map(\.exited).max() {
+                score.entryLatencies.append(rIn - tIn)
+                if tOut < exitCutoff {
+                    score.exitLatencies.append(rOut - tOut)
+                    if let reported = r.compactMap(\.reportedAt).max() { score.exitReportLatencies.append(reported - tOut) }
+                }
+            }
+            i = j
+        }
     }
 
     /// Calls `body` with the recorded region and the length of each piece of [from, to).

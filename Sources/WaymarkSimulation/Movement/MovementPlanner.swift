@@ -32,10 +32,11 @@ public struct MovementPlanner: Sendable {
         let speed = rng.uniform(movement.walkingSpeed.lowerBound, movement.walkingSpeed.upperBound)
         let entrances = site.entranceIndices
         var current = entrances[rng.index(entrances.count)]
+        let door = site.regions[current]
         var walk = Walk(
-            trajectory: Trajectory(waypoints: [.init(time: arrival, position: site.regions[current].position,
-                                                     floor: site.regions[current].floor)]),
+            trajectory: Trajectory(waypoints: [.init(time: arrival, position: outside(current), floor: door.floor)]),
             end: end)
+        walk.move(to: door.position, floor: door.floor, duration: movement.outsideM / speed)
 
         // Geometric number of stops with the configured mean, at least one.
         let continueP = max(0, 1 - 1 / max(movement.meanStops, 1))
@@ -56,8 +57,9 @@ public struct MovementPlanner: Sendable {
         if !walk.isOver {
             // Leave by the nearest entrance by walking distance (ties: the first listed).
             let exits = entrances.compactMap { e in site.graph.shortestPath(from: current, to: e) }
-            if let best = exits.min(by: { $0.lengthM < $1.lengthM }) {
+            if let best = exits.min(by: { $0.lengthM < $1.lengthM }), let door = best.regions.last {
                 walkPath(best.regions, speed: speed, linger: false, walk: &walk, rng: &rng)
+                walk.move(to: outside(door), floor: site.regions[door].floor, duration: movement.outsideM / speed)
             }
         }
         return walk.trajectory
@@ -124,6 +126,20 @@ public struct MovementPlanner: Sendable {
             let stand = min(rng.exponential(mean: movement.repositionMeanS), until - walk.time)
             if stand > 0 { walk.stay(stand) }
         }
+    }
+
+    /// The point `outsideM` beyond an entrance, on the side away from the regions it connects to.
+    func outside(_ entrance: Int) -> Point {
+        let here = site.regions[entrance].position
+        let neighbours = site.graph.adjacency[entrance].map { site.regions[$0.region].position }
+        var dx = 1.0, dy = 0.0
+        if !neighbours.isEmpty {
+            let cx = neighbours.map(\.x).reduce(0, +) / Double(neighbours.count)
+            let cy = neighbours.map(\.y).reduce(0, +) / Double(neighbours.count)
+            let norm = ((here.x - cx) * (here.x - cx) + (here.y - cy) * (here.y - cy)).squareRoot()
+            if norm > 1e-6 { dx = (here.x - cx) / norm; dy = (here.y - cy) / norm }
+        }
+        return Point(x: here.x + dx * movement.outsideM, y: here.y + dy * movement.outsideM)
     }
 
     /// A uniformly random point within `dwellSpread × radius` of the region's position.
