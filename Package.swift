@@ -113,7 +113,8 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "waymark-bench",
-            dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig"],
+            dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
+                           "WaymarkPostgres", "WaymarkReports"],
             path: "Benchmarks/waymark-bench",
             swiftSettings: strict),
 

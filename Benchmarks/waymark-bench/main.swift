@@ -4,6 +4,7 @@
 
 let benchmarks: [(name: String, run: () -> Void)] = [
     ("decode", DecodeBenchmark.run),
+    ("reports", ReportBenchmark.run),
     ("fusion", FusionBenchmark.run),
 ]
 

@@ -13,6 +13,11 @@ public enum ReportDate {
     public struct Parsed: Equatable, Sendable {
         public var seconds: Int64
         public var isDateOnly: Bool
+
+        public init(seconds: Int64, isDateOnly: Bool) {
+            self.seconds = seconds
+            self.isDateOnly = isDateOnly
+        }
     }
 
     /// Parses `text`, or throws an error naming `option` and the accepted forms.

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import WaymarkPostgres
+import WaymarkReports
+
+/// Every report, run through `ReportRunner` against the real PostgreSQL with the repository's
+/// migrations, checked against `ReportTruth` (figures computed in Swift from the same fixture).
+@Suite("Reports against PostgreSQL", .enabled(if: PostgresTestServer.shouldRun))
+struct ReportSQLTests {
+    /// A migrated database with the fixture loaded in two rounds (even devices, refresh, odd devices
+    /// and gateway health, refresh), so the second refresh rebuilds periods that already had rollups.
+    static func loaded(_ label: String) throws -> (PostgresTestDatabase, PostgresConnection, ReportFixture, ReportRunner) {
+        let fixture = try ReportFixture()
+        let db = try PostgresTestDatabase(label)
+        let conn = try db.connect()
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(conn)
+        let runner = try ReportRunner(connection: conn)
+        try fixture.insertSite(into: conn)
+        func even(_ device: String) -> Bool { (Int(device.split(separator: ":").last ?? "") ?? 0) % 2 == 0 }
+        try fixture.insertMovement(into: conn, devices: { even($0) })
+        #expect(try runner.refresh() > 0)
+        try fixture.insertMovement(into: conn, devices: { !even($0) })
+        try fixture.insertGatewayHealth(into: conn)
+        #expect(try runner.refresh(site: fixture.site.id) > 0)
+        #expect(try runner.refresh() == 0, "a second refresh finds nothing to do")
+        return (db, conn, fixture, runner)
+    }
+
+    static let day: Int64 = 86_400
+    static let cases: [(from: Int64, to: Int64, period: ReportPeriod, region: String?)] = [
+        (ReportFixture.start, ReportFixture.start + 14 * day, .day, nil),
+        (ReportFixture.start, ReportFixture.start + 14 * day, .week, nil),
+        (ReportFixture.start + 2 * day, ReportFixture.start + 4 * day, .hour, nil),
+        (ReportFixture.start + 3 * day + 12 * 3600 + 17, ReportFixture.start + 10 * day, .day, "lobby"),
+        (ReportFixture.start + 5 * day, ReportFixture.start + 12 * day, .week, "hall-b"),
+    ]
+
+    @Test func everyReportMatchesFiguresComputedFromTheVisits() throws {
+        let (db, conn, fixture, runner) = try Self.loaded("figures")
+        defer { conn.close(); db.drop() }
+        #expect(fixture.visits.count > 500, "the fixture is big enough to mean something: \(fixture.visits.count) visits")
+        for c in Self.cases {
+            let truth = ReportTruth(fixture: fixture, from: c.from, to: c.to, period: c.period, region: c.region)
+            let label = "\(ReportDate.iso(c.from))…\(ReportDate.iso(c.to)) by \(c.period) region \(c.region ?? "all")"
+            func run(_ kind: ReportKind, limit: Int = 20) throws -> ReportTable {
+                try runner.run(ReportRequest(kind: kind, from: c.from, to: c.to, region: kind == .loyalty ? nil : c.region,
+                                             period: c.period, limit: limit), site: fixture.site.id)
+            }
+            let traffic = try run(.traffic)
+            compare(keyed(traffic, ["visits", "devices", "inferred_visits"]), truth.traffic().mapValues { $0.map(Double.init) }, "traffic \(label)")
+            compare(keyed(try run(.dwell), ["visits", "p50_s", "p90_s", "mean_s", "under_5m", "m5_20", "m20_60", "h1_6", "h6_plus"]),
+                    truth.dwell(), "dwell \(label)")
+            compare(keyed(try run(.occupancy), ["peak_devices", "average_devices", "device_hours"]), truth.occupancy(), "occupancy \(label)")
+            compare(keyed(try run(.transitions), ["transitions", "inferred", "share_of_exits"], period: "from_region", region: "to_region"),
+                    truth.transitions(), "transitions \(label)")
+            compare(keyed(try run(.capture), ["heard", "visitors", "passers_by", "capture_rate"]), truth.capture(), "capture \(label)",
+                    expectRows: c.region.map { fixture.site.region($0)!.isEntrance } ?? true)
+
+            let paths = try run(.paths, limit: 10_000)
+            var sqlPaths: [String: [Double]] = [:]
+            for row in paths.rows {
+                let kind = row[0].textValue!, length = row[1].integerValue!
+                let group = kind == "journey" ? "journey" : "subpath\(length)"
+                sqlPaths["\(group)|\(row[3].textValue!)"] = [row[4].decimalValue!, row[5].decimalValue!]
+            }
+            compare(sqlPaths, truth.paths(), "paths \(label)")
+            let counts = paths.values("occurrences").map { $0.integerValue! }
+            let kinds = paths.values("kind").map { $0.textValue! }
+            for i in 1..<counts.count where kinds[i] == "journey" && kinds[i - 1] == "journey" {
+                #expect(counts[i] <= counts[i - 1], "paths are ranked by count")
+            }
+            let top = try run(.paths, limit: 3)
+            #expect(top.values("rank").allSatisfy { ($0.integerValue ?? 99) <= 3 })
+
+            let loyalty = try run(.loyalty)
+            var sqlLoyalty: [String: [Double]] = [:]
+            for row in loyalty.rows { sqlLoyalty[row[0].textValue!] = (1...4).map { row[$0].decimalValue! } }
+            compare(sqlLoyalty, truth.loyalty(), "loyalty \(label)")
+
+            let heatmap = try run(.heatmap)
+            let grid = truth.heatmap()
+            #expect(heatmap.rows.count == 7)
+            for row in heatmap.rows {
+                let dow = Int(row[0].integerValue!)
+                let cells = (0..<24).map { row[2 + $0].integerValue! }
+                #expect(cells == grid[dow], "heatmap \(label) day \(dow)")
+                #expect(row[26].integerValue == grid[dow].reduce(0, +))
+            }
+            // All regions' traffic adds up to the heatmap's total when both cover whole hours.
+            if c.period == .hour && c.region == nil {
+                #expect(traffic.values("visits").compactMap(\.integerValue).reduce(0, +) == heatmap.values("total").compactMap(\.integerValue).reduce(0, +))
+            }
+
+            let gateways = try run(.gateways)
+            let expected = truth.gateways()
+            let shown = c.region.map { r in Set(fixture.site.region(r)!.gateways) } ?? Set(fixture.site.gateways.map(\.id))
+            #expect(Set(gateways.values("gateway_id").compactMap(\.textValue)) == shown, "gateways \(label)")
+            for row in gateways.rows {
+                let id = row[0].textValue!
+                let got = [row[1], row[2], row[3], row[5], row[6], row[7], row[8], row[9], row[10]].map { v -> String in
+                    if case .decimal(let d) = v { return String(Int64(d.rounded())) }
+                    return v.plainText
+                }
+                #expect(got == expected[id], "gateways \(label) \(id)")
+            }
+        }
+    }
+
+    /// Rows keyed by (period_start, region_id) → the named numeric columns.
+    func keyed(_ table: ReportTable, _ columns: [String], period: String = "period_start", region: String = "region_id") -> [ReportTruth.Key: [Double]] {
+        let p = table.columnIndex(period)!, r = table.columnIndex(region)!
+        let indices = columns.map { table.columnIndex($0)! }
+        var out: [ReportTruth.Key: [Double]] = [:]
+        for row in table.rows {
+            out[ReportTruth.Key(period: row[p].textValue!, region: row[r].textValue!)] = indices.map { row[$0].decimalValue ?? .nan }
+        }
+        return out
+    }
+
+    /// `expectRows`: the case should produce rows (false where none is right, e.g. capture at a
+    /// region that is not an entrance); the SQL must then return none either.
+    func compare<K: Hashable>(_ got: [K: [Double]], _ want: [K: [Double]], _ label: String, expectRows: Bool = true,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(want.isEmpty != expectRows, "\(label): the ground truth has rows: \(want.count)", sourceLocation: sourceLocation)
+        #expect(Set(got.keys) == Set(want.keys), "\(label): rows differ; only in SQL: \(Set(got.keys).subtracting(want.keys)), only in truth: \(Set(want.keys).subtracting(got.keys))", sourceLocation: sourceLocation)
+        for (k, w) in want {
+            guard let g = got[k] else { continue }
+            let close = g.count == w.count && zip(g, w).allSatisfy { abs($0 - $1) <= 1e-6 * max(1, abs($1)) }
+            #expect(close, "\(label) \(k): SQL \(g) vs truth \(w)", sourceLocation: sourceLocation)
+        }
+    }
+}
