@@ -49,6 +49,20 @@ struct EvaluatorTests {
         #expect(abs(s.flapsPerDeviceHour - 12) < 1e-9)
     }
 
+    @Test("exit reported after: all exits, and exits into no region")
+    func reportedExits() throws {
+        let site = try TestSites.site(TestSites.line)
+        var (truth, run) = handMade()
+        truth.end = 1000
+        // a is left into b's visit 10 s later (within exit_delay_s 30); c is left into nothing.
+        run.visits[0][0].reportedAt = 121
+        run.visits[0][3].reportedAt = 216
+        run.visits[0][4].reportedAt = 333
+        let s = Evaluator(site: site).score(truth: truth, run: run)
+        #expect(s.exitReportLatencies == [16, 21, 33])
+        #expect(s.exitToNoRegionReportLatencies == [33])
+    }
+
     @Test("a region two hops away is wrong even within one hop")
     func twoHops() throws {
         let site = try TestSites.site(TestSites.line)

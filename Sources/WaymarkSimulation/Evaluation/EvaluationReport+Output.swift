@@ -11,13 +11,13 @@ extension EvaluationReport {
         func row(_ name: String, _ f: (SystemScore) -> String) -> String {
             let w = f(waymark)
             let n = naive.map(f) ?? "(needs --sightings)"
-            return name.padded(to: 34) + w.leftPadded(to: 14) + "   " + n.leftPadded(to: 14)
+            return name.padded(to: 36) + w.leftPadded(to: 18) + "   " + n.leftPadded(to: 18)
         }
         var lines: [String] = []
         lines.append(String(format: "%d devices, %.1f device-hours, %d true visits; exit_delay_s %.0f",
                             devices, deviceHours, trueVisits, exitDelayS))
-        lines.append("metric".padded(to: 34) + "Waymark".leftPadded(to: 14) + "   " + "naive".leftPadded(to: 14))
-        lines.append(String(repeating: "-", count: 65))
+        lines.append("metric".padded(to: 36) + "Waymark".leftPadded(to: 18) + "   " + "naive".leftPadded(to: 18))
+        lines.append(String(repeating: "-", count: 75))
         lines.append(row("current region, exact") { pct($0.accuracy) })
         lines.append(row("current region, within one hop") { pct($0.accuracyWithinHop) })
         lines.append(row("visit recall") { pct($0.visitRecall) })
@@ -27,6 +27,9 @@ extension EvaluationReport {
         lines.append(row("entry latency p50 / p95 (s)") { secs($0.entryLatencyP50, $0.entryLatencyP95) })
         lines.append(row("exit latency p50 / p95 (s)") { secs($0.exitLatencyP50, $0.exitLatencyP95) })
         lines.append(row("exit reported after p50 / p95 (s)") { secs($0.exitReportedP50, $0.exitReportedP95) })
+        lines.append(row("  … into no region p50 / p95 (s)") {
+            secs($0.exitToNoRegionReportedP50, $0.exitToNoRegionReportedP95) + " (\($0.exitToNoRegionReportLatencies.count))"
+        })
         lines.append(row("flaps per device-hour") { String(format: "%.2f", $0.flapsPerDeviceHour) })
         return lines.joined(separator: "\n")
     }
@@ -48,6 +51,9 @@ extension EvaluationReport {
             var exit_latency_p95_s: Double?
             var exit_reported_p50_s: Double?
             var exit_reported_p95_s: Double?
+            var exit_into_no_region_reported_p50_s: Double?
+            var exit_into_no_region_reported_p95_s: Double?
+            var exits_into_no_region: Int
             var flaps: Int
             var flaps_per_device_hour: Double
             init(_ s: SystemScore) {
@@ -65,6 +71,9 @@ extension EvaluationReport {
                 exit_latency_p95_s = s.exitLatencyP95
                 exit_reported_p50_s = s.exitReportedP50
                 exit_reported_p95_s = s.exitReportedP95
+                exit_into_no_region_reported_p50_s = s.exitToNoRegionReportedP50
+                exit_into_no_region_reported_p95_s = s.exitToNoRegionReportedP95
+                exits_into_no_region = s.exitToNoRegionReportLatencies.count
                 flaps = s.flaps
                 flaps_per_device_hour = s.flapsPerDeviceHour
             }

@@ -26,7 +26,10 @@ public import WaymarkCore
 ///   system records may be back-dated to its last evidence; **exit reported after** measures
 ///   instead when the visit was reported (the `t` of the replay `visit` line; for the naive rule,
 ///   the moment its region changes) after the latest overlapping true exit, so it includes the
-///   exit buffer (`exit_delay_s`) when the device left into no region.
+///   exit buffer (`exit_delay_s`) when the device left into no region. **Into no region** restricts
+///   that to exits after which the device truly entered no region within `exit_delay_s` (it left
+///   the venue or stood between regions): there the expected figure is `exit_delay_s` plus the
+///   time to notice the device is no longer heard.
 /// - **Flaps per device-hour**: location changes to a region that the device was not truly in at
 ///   any time within `flapToleranceS` of the change, divided by the device-hours in the venue.
 public struct Evaluator: Sendable {
@@ -88,6 +91,7 @@ public struct Evaluator: Sendable {
         score.entryLatencies.sort()
         score.exitLatencies.sort()
         score.exitReportLatencies.sort()
+        score.exitToNoRegionReportLatencies.sort()
         return score
     }
 
@@ -115,7 +119,12 @@ public struct Evaluator: Sendable {
                 score.entryLatencies.append(rIn - tIn)
                 if tOut < exitCutoff {
                     score.exitLatencies.append(rOut - tOut)
-                    if let reported = r.compactMap(\.reportedAt).max() { score.exitReportLatencies.append(reported - tOut) }
+                    if let reported = r.compactMap(\.reportedAt).max() {
+                        score.exitReportLatencies.append(reported - tOut)
+                        // Left into no region: no true visit starts within the exit buffer.
+                        let next = truth.first { $0.entered >= tOut && $0.entered <= tOut + site.fusion.exitDelayS }
+                        if next == nil { score.exitToNoRegionReportLatencies.append(reported - tOut) }
+                    }
                 }
             }
             i = j

@@ -13,6 +13,8 @@ public struct SystemScore: Hashable, Sendable {
     public var entryLatencies: [Double] = []
     public var exitLatencies: [Double] = []
     public var exitReportLatencies: [Double] = []
+    /// The subset of `exitReportLatencies` for exits into no region (see `Evaluator`).
+    public var exitToNoRegionReportLatencies: [Double] = []
     public var flaps = 0
     public var deviceHours = 0.0
 
@@ -30,6 +32,8 @@ public struct SystemScore: Hashable, Sendable {
     public var exitLatencyP95: Double? { Self.percentile(exitLatencies, 0.95) }
     public var exitReportedP50: Double? { Self.percentile(exitReportLatencies, 0.50) }
     public var exitReportedP95: Double? { Self.percentile(exitReportLatencies, 0.95) }
+    public var exitToNoRegionReportedP50: Double? { Self.percentile(exitToNoRegionReportLatencies, 0.50) }
+    public var exitToNoRegionReportedP95: Double? { Self.percentile(exitToNoRegionReportLatencies, 0.95) }
 
     private func ratio(_ a: Double, _ b: Double) -> Double { b > 0 ? a / b : 1 }
 
