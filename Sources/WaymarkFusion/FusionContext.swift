@@ -23,7 +23,7 @@ final class FusionContext: Sendable {
         tuning = .init(
             processNoise: Float(p.rssiProcessNoise), measurementNoise: Float(p.rssiMeasurementNoise),
             gateSquared: Float(p.outlierGateSigma * p.outlierGateSigma), maxRun: Int32(p.outlierMaxRun),
-            staleness: p.stalenessS)
+            staleness: p.stalenessS, trimmedWindow: p.smoothing == "trimmed_mean" ? p.trimmedWindowS : 0)
         pathLoss = .init(exponent: p.pathLossExponent, immediateM: p.immediateM, nearM: p.nearM)
         regionIDs = site.regions.map(\.id)
         regionGateways = site.regions.map { r in r.gateways.compactMap { site.gatewayIndex($0).map(Int32.init) } }

@@ -24,6 +24,8 @@ struct RSSIFilter: Sendable, Hashable, Codable {
         var gateSquared: Float
         var maxRun: Int32
         var staleness: Double
+        /// > 0: use the trimmed mean over this many seconds instead of the Kalman filter.
+        var trimmedWindow: Double = 0
     }
 
     enum Outcome { case accepted, rejected }
@@ -35,6 +37,8 @@ struct RSSIFilter: Sendable, Hashable, Codable {
     private var run: Int32 = 0
     /// Time of the last reading, accepted or not (Unix seconds).
     var lastTime: Double = -.infinity
+    /// Recent readings, for the trimmed-mean alternative.
+    var window = TrimmedWindow()
 
     var hasLevel: Bool { variance >= 0 }
 
@@ -42,6 +46,14 @@ struct RSSIFilter: Sendable, Hashable, Codable {
     func isFresh(at time: Double, staleness: Double) -> Bool { hasLevel && time - lastTime <= staleness }
 
     mutating func update(rssi: Float, weight: Float, at time: Double, tuning: Tuning) -> Outcome {
+        if tuning.trimmedWindow > 0 {
+            if !isFresh(at: time, staleness: tuning.staleness) { window = TrimmedWindow() }
+            lastTime = max(lastTime, time)
+            window.add(rssi, at: time, window: tuning.trimmedWindow)
+            level = window.mean(at: lastTime, window: tuning.trimmedWindow) ?? rssi
+            variance = 0
+            return .accepted
+        }
         let r = tuning.measurementNoise / max(weight, 1)
         guard hasLevel, time - lastTime <= tuning.staleness else {
             level = rssi; variance = r; run = 0; lastTime = max(lastTime, time)
@@ -66,6 +78,46 @@ struct RSSIFilter: Sendable, Hashable, Codable {
         level += gain * innovation
         variance = (1 - gain) * p
         return .accepted
+    }
+}
+
+/// The last 8 readings of one (device, gateway) pair, compactly: RSSI in 0.1 dB and times in
+/// 10 ms from an epoch. The trimmed mean drops the highest and the lowest reading of the window
+/// when it holds 4 or more, which rejects single outliers without a model.
+struct TrimmedWindow: Sendable, Hashable, Codable {
+    private var rssi = SIMD8<Int16>(repeating: 0)
+    private var ticks = SIMD8<UInt16>(repeating: 0)
+    private var epoch: Double = 0
+    private var count: UInt8 = 0
+    private var next: UInt8 = 0
+
+    mutating func add(_ value: Float, at t: Double, window: Double) {
+        if count == 0 { epoch = t }
+        if (t - epoch) * 100 > 60_000 {
+            // Rebase so that offsets fit; readings older than the window no longer matter.
+            let newEpoch = t - window
+            for i in 0..<8 {
+                let age = epoch + Double(ticks[i]) / 100 - newEpoch
+                ticks[i] = UInt16(max(0, age * 100))
+            }
+            epoch = newEpoch
+        }
+        rssi[Int(next)] = Int16(max(-3000, min(0, (value * 10).rounded())))
+        ticks[Int(next)] = UInt16(max(0, (t - epoch) * 100))
+        next = (next + 1) % 8
+        count = min(8, count + 1)
+    }
+
+    func mean(at t: Double, window: Double) -> Float? {
+        var sum: Float = 0, lo = Float.infinity, hi = -Float.infinity, n: Float = 0
+        for k in 0..<Int(count) {
+            let i = (Int(next) + 7 - k) % 8
+            guard epoch + Double(ticks[i]) / 100 >= t - window else { continue }
+            let v = Float(rssi[i]) / 10
+            sum += v; lo = min(lo, v); hi = max(hi, v); n += 1
+        }
+        guard n > 0 else { return nil }
+        return n >= 4 ? (sum - lo - hi) / (n - 2) : sum / n
     }
 }
 

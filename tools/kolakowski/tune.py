@@ -13,13 +13,23 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GRID = {
+GRIDS = {}
+GRIDS["kalman"] = {
+    "smoothing": ["kalman"],
     "rssi_process_noise_db2_per_s": [3, 10, 30],
     "rssi_measurement_noise_db2": [25, 50],
     "switch_margin_db": [0.5, 1, 2, 4],
     "switch_dwell_s": [0, 0.5, 1.5],
     "radius_scale": [1.0, 1.5],
     "offsets": [True, False],
+}
+GRIDS["trimmed_mean"] = {
+    "smoothing": ["trimmed_mean"],
+    "trimmed_window_s": [1, 2, 3, 5],
+    "switch_margin_db": [0.5, 1, 2, 4],
+    "switch_dwell_s": [0, 0.5, 1.5],
+    "radius_scale": [1.0],
+    "offsets": [False],
 }
 FIXED = {"exit_delay_s": 30, "staleness_s": 5, "nonadjacent_margin_db": 6, "nonadjacent_dwell_s": 3}
 NOT_FUSION = ("radius_scale", "offsets")
@@ -51,12 +61,16 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--waymark", default=".build/release/waymark")
     p.add_argument("--out", default=".build/kolakowski-tune")
+    p.add_argument("--grid", choices=["kalman", "trimmed_mean", "all"], default="all")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    keys = list(GRID)
+    combos = []
+    for name, grid in GRIDS.items():
+        if a.grid in (name, "all"):
+            keys = list(grid)
+            combos += [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
     results = []
-    for values in itertools.product(*(GRID[k] for k in keys)):
-        params = dict(zip(keys, values))
+    for params in combos:
         acc, _ = run(a.waymark, a.out, params, "calibration")
         results.append((acc, params))
         print(f"{acc:5.1f}%  {params}", flush=True)

@@ -30,7 +30,14 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     /// `gateway_silence_s`: a gateway that sent nothing for this long counts as offline.
     public var gatewaySilenceS: Double = 30
 
-    // MARK: RSSI smoothing (1-D Kalman filter per device and gateway)
+    // MARK: RSSI smoothing per device and gateway
+
+    /// `smoothing`: `kalman` (a 1-D Kalman filter with outlier gating, the parameters below) or
+    /// `trimmed_mean` (the mean of the readings of the last `trimmed_window_s` without the
+    /// highest and the lowest, at most 8 readings).
+    public var smoothing: String = "kalman"
+    /// `trimmed_window_s`: the trimmed mean's window.
+    public var trimmedWindowS: Double = 2
 
     /// `rssi_process_noise_db2_per_s`: how fast the true RSSI may drift (dB² per second); larger
     /// follows movement faster, smaller smooths more.
@@ -72,6 +79,8 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         case nearM = "near_m"
         case stalenessS = "staleness_s"
         case gatewaySilenceS = "gateway_silence_s"
+        case smoothing
+        case trimmedWindowS = "trimmed_window_s"
         case rssiProcessNoise = "rssi_process_noise_db2_per_s"
         case rssiMeasurementNoise = "rssi_measurement_noise_db2"
         case outlierGateSigma = "outlier_gate_sigma"
@@ -102,6 +111,8 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         try get(.nearM, \.nearM, in: &p)
         try get(.stalenessS, \.stalenessS, in: &p)
         try get(.gatewaySilenceS, \.gatewaySilenceS, in: &p)
+        try get(.smoothing, \.smoothing, in: &p)
+        try get(.trimmedWindowS, \.trimmedWindowS, in: &p)
         try get(.rssiProcessNoise, \.rssiProcessNoise, in: &p)
         try get(.rssiMeasurementNoise, \.rssiMeasurementNoise, in: &p)
         try get(.outlierGateSigma, \.outlierGateSigma, in: &p)
@@ -129,6 +140,12 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         positive(gatewaySilenceS, .gatewaySilenceS)
         positive(immediateM, .immediateM)
         positive(nearM, .nearM)
+        if !(trimmedWindowS > 0 && trimmedWindowS <= 60) {
+            out.append((CodingKeys.trimmedWindowS.rawValue, "must be more than 0 and at most 60 seconds, got \(trimmedWindowS)"))
+        }
+        if smoothing != "kalman" && smoothing != "trimmed_mean" {
+            out.append((CodingKeys.smoothing.rawValue, "must be kalman or trimmed_mean, got '\(smoothing)'"))
+        }
         positive(rssiProcessNoise, .rssiProcessNoise)
         positive(rssiMeasurementNoise, .rssiMeasurementNoise)
         positive(outlierGateSigma, .outlierGateSigma)

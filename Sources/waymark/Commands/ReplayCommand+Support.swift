@@ -13,6 +13,7 @@ struct Replay {
     private let reorderWindow: Double
     private let includeTransitions: Bool
     private let writer: OutputWriter
+    private let inputName: String
     private let encoder = JSONEncoder()
     /// Pending lines, kept sorted by (time, line number) within the reorder window.
     private var pending = Heap()
@@ -23,7 +24,8 @@ struct Replay {
     private var unknownGatewaysReported = Set<String>()
     var summary = Summary()
 
-    init(site: Site, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter) {
+    init(site: Site, inputName: String, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter) {
+        self.inputName = inputName
         engine = FusionEngine(site: site)
         self.reorderWindow = reorderWindow
         self.includeTransitions = includeTransitions
@@ -34,7 +36,7 @@ struct Replay {
     mutating func accept(_ input: ReplayInput, line: Int) {
         if input.time < released {
             summary.lateLines += 1
-            printError("line \(line): t=\(input.time) is \(released - input.time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
+            printError("\(inputName):\(line): t=\(input.time) is \(released - input.time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
             return
         }
         pending.push(.init(time: input.time, line: line, input: input))
@@ -54,7 +56,7 @@ struct Replay {
             guard let g = engine.site.gatewayIndex(s.gateway) else {
                 summary.unknownGateways += 1
                 if unknownGatewaysReported.insert(s.gateway).inserted {
-                    printError("line \(item.line): gateway '\(s.gateway)' is not in the site file; its sightings are skipped (reported once)")
+                    printError("\(inputName):\(item.line): gateway '\(s.gateway)' is not in the site file; its sightings are skipped (reported once)")
                 }
                 return
             }
@@ -63,7 +65,7 @@ struct Replay {
             engine.ingest(Observation(device: device, gateway: g, time: s.time, rssi: s.rssi, tx: s.tx), into: &out)
         case .gatewayStatus(let gateway, let online, let t):
             guard let g = engine.site.gatewayIndex(gateway) else {
-                printError("line \(item.line): gateway '\(gateway)' is not in the site file; status line skipped")
+                printError("\(inputName):\(item.line): gateway '\(gateway)' is not in the site file; status line skipped")
                 return
             }
             summary.statusLines += 1

@@ -48,7 +48,7 @@ struct ReplayCommand: ParsableCommand {
         } else {
             writer = OutputWriter(handle: .standardOutput)
         }
-        var replay = Replay(site: loaded, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
+        var replay = Replay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
         while let (number, line) = reader.next() {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
             do {
