@@ -6,6 +6,7 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("decode", DecodeBenchmark.run),
     ("reports", ReportBenchmark.run),
     ("fusion", FusionBenchmark.run),
+    ("simulate", SimulateBenchmark.run),
 ]
 
 let name = CommandLine.arguments.dropFirst().first
