@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The scan thread's work: open and configure the adapter, pump events, watch the adapter's
 /// health, recover, and switch scanning off on stop. Lives on that one thread only.
 final class HCIScanSession {
@@ -167,7 +171,3 @@ final class HCIScanSession {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

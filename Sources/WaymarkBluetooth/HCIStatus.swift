@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// HCI status codes the scanner reports by name (Core spec Vol 1 Part F).
 public enum HCIStatus {
     public static let success: UInt8 = 0x00
@@ -40,7 +44,3 @@ enum ErrnoName {
         return "\(names[err] ?? "errno \(err)") (\(text))"
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif
