@@ -7,7 +7,8 @@ import WaymarkReports
 /// their journeys, transitions, entrance sightings and gateway history, into a private database
 /// with COPY; refreshes the rollups; then times every report over the 30 days (best of 3 runs).
 /// Target: every report under 2 s. Needs WAYMARK_DATABASE_URL (a superuser, e.g. from
-/// `source scripts/services.sh; services_start /tmp/x`); the database it creates is dropped at the end.
+/// `source scripts/services.sh; services_start /tmp/x`); the database it creates is dropped at the
+/// end unless WAYMARK_BENCH_KEEP=1.
 enum ReportBenchmark {
     static let start: Int64 = 1_780_272_000  // 2026-06-01T00:00:00Z
     static let days: Int64 = 30
@@ -31,7 +32,12 @@ enum ReportBenchmark {
             let admin = try PostgresConnection(url: url)
             defer { admin.close() }
             try admin.execute("CREATE DATABASE \(database)")
-            defer { try? admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }
+            let keep = ProcessInfo.processInfo.environment["WAYMARK_BENCH_KEEP"] == "1"
+            defer {
+                if keep { print("reports: kept database \(database) (WAYMARK_BENCH_KEEP=1); drop it when done") } else {
+                    try? admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+                }
+            }
             let db = try PostgresConnection(url: replaceDatabase(url, with: database))
             defer { db.close() }
             try measure(db, visits: visits)
@@ -120,13 +126,15 @@ enum ReportBenchmark {
 
     /// Journey `j`: a device, and 7 visits (entered, exited, region index) walking the grid from an
     /// entrance (region 0 or 19), derived from `j` alone so every COPY pass sees the same data.
+    /// 250,000 devices; device d makes journeys d, d + 250,000, … on different days.
     static func walk(_ j: Int) -> (device: String, visits: [(Int64, Int64, Int)]) {
         var rng = UInt64(truncatingIfNeeded: j) &* 0x9E37_79B9_7F4A_7C15 &+ 0x2545_F491_4F6C_DD1D
         func next(_ n: Int64) -> Int64 {
             rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
             return Int64(rng % UInt64(n))
         }
-        let day = next(days)
+        // A device makes a journey every 5 days at most, so its rows never collide on a key.
+        let day = (Int64(j % 250_000) * 7 + Int64(j / 250_000) * 5) % days
         var t = start + day * 86_400 + 8 * 3600 + next(12 * 3600)
         let side = Int64(Self.side), count = Int64(regionCount)
         var region: Int64 = next(2) == 0 ? 0 : count - 1

@@ -3,7 +3,7 @@ extension VenueMapRenderer {
     /// widths with their transition counts, plus the dashed "no site edge" and entrance outline keys.
     func legend(into svg: inout SVGWriter, x: Double, y: Double, maxVisits: Int64, maxTransitions: Int64) {
         svg.raw("<g class=\"legend\" id=\"legend\">")
-        svg.raw("<rect x=\"\(SVGWriter.n(x))\" y=\"\(SVGWriter.n(y))\" width=\"\(SVGWriter.n(legendWidth - 16))\" height=\"300\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>")
+        svg.raw("<rect x=\"\(SVGWriter.n(x))\" y=\"\(SVGWriter.n(y))\" width=\"\(SVGWriter.n(legendWidth - 16))\" height=\"340\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>")
         svg.text("Legend", x: x + 12, y: y + 22, size: 14, weight: "bold", cssClass: "legend-title")
         svg.text("Visits per region", x: x + 12, y: y + 44, size: 12, cssClass: "legend-heading")
         var cy = y + 58.0

@@ -36,10 +36,10 @@ struct ReportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Period: hour, day or week (default day).", valueName: "period"))
     var by: String?
 
-    @Option(help: ArgumentHelp("Output: table, csv or json (default table).", valueName: "format"))
+    @Option(help: ArgumentHelp("Output: table, csv or json.", valueName: "format"))
     var format: String = "table"
 
-    @Option(help: ArgumentHelp("For paths: how many of each kind and length (default 20).", valueName: "n"))
+    @Option(help: ArgumentHelp("For paths: how many of each kind and length.", valueName: "n"))
     var limit: Int = 20
 
     @Option(help: ArgumentHelp("PostgreSQL URL (default: $WAYMARK_DATABASE_URL). A read-only login in the waymark_report role is enough.", valueName: "url"))
