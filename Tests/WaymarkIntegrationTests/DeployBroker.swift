@@ -21,6 +21,7 @@ final class DeployBroker: @unchecked Sendable {
     var certificates: URL { directory.appendingPathComponent("certs") }
     var configuration: URL { directory.appendingPathComponent("waymark") }
     var logFile: URL { directory.appendingPathComponent("mosquitto.log") }
+    var siteURL: URL { directory.appendingPathComponent("site.yaml") }
 
     static func gatewayUser(_ gateway: String) -> String { "gw.\(gateway)@\(site)" }
     static var aggregatorUser: String { "aggregator@\(site)" }
@@ -40,6 +41,8 @@ final class DeployBroker: @unchecked Sendable {
         edges:
           - [a, b]
           - [b, c]
+        tracking:
+          macs: ["e7:8f:13:56:24:ce"]
 
         """
 
