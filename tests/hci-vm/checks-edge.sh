@@ -15,13 +15,17 @@ metric_sum() { awk '$1 == "waymark_edge_tracked_total" || $1 ~ /^waymark_edge_fi
 # vctl sends beacons.txt round-robin from its first entry: iBeacon -60 -70 -65, Eddystone -75 -81,
 # AltBeacon -55 -59, then the two untracked. $1 = entries sent; prints count and exact mean for
 # entries [from, from+k) of each 9-entry cycle with RSSI list $3.
+# SENT may be "N1 N2 …" for several scan sessions of one vctl (its position carries over).
 expected() {  # expected SENT FROM RSSI...: "count mean"
   local sent=$1 from=$2; shift 2
-  awk -v n="$sent" -v f="$from" -v list="$*" 'BEGIN {
-    k = split(list, r, " "); c = 0; s = 0
-    for (i = 0; i < n; i++) { j = i % 9 - f; if (j >= 0 && j < k) { c++; s += r[j + 1] } }
+  awk -v sessions="$sent" -v f="$from" -v list="$*" 'BEGIN {
+    k = split(list, r, " "); m = split(sessions, ns, " "); c = 0; s = 0; p = 0
+    for (x = 1; x <= m; x++) for (i = 0; i < ns[x]; i++) { j = p % 9 - f; p++; if (j >= 0 && j < k) { c++; s += r[j + 1] } }
     printf "%d %.4f\n", c, (c ? s / c : 0) }'
 }
+# every "scan off sent=N" of a phase, in order
+sent_all() { section "$1" "$2" | sed -n 's/^vctl: scan off sent=\([0-9]*\)/\1/p' | tr '\n' ' '; }
+scan_sequence() { statuses "$1" | jq -r '[.[] | select(.state == "online") | .scan] | reduce .[] as $s ([]; if (.[-1] // "") == $s then . else . + [$s] end) | join(" ")'; }
 
 run_edge_checks() {
   local out=$1 ib=$2 ed=$3 ab=$4 ib2=$5 ed2=$6
@@ -49,6 +53,22 @@ run_edge_checks() {
   check "edge: status said scanning (scan: on) while running" \
     eval "statuses '$m' | jq -e 'any(.state == \"online\" and .scan == \"on\")'"
   check "edge: last status is offline" eval "statuses '$m' | jq -e '.[-1].state == \"offline\"'"
+
+  local r=$out/edge-recover.mqtt sessions
+  sessions=$(sent_all "$out" edge-recover)
+  check "edge-recover: exited 0, scanning off at the end" eval "rc_is '$out' edge-recover 0 && left_off '$out' edge-recover"
+  check "edge-recover: HCI reset, then the scanner re-applied parameters and scanning" \
+    eval "section '$out' edge-recover | grep -A9 'vctl: reset' | grep -q 'vctl: scan on'"
+  check "edge-recover: two scan sessions around the reset (sent: $sessions)" eval "[ \$(echo $sessions | wc -w) = 2 ]"
+  check "edge-recover: status scan went on → off → on (got: $(scan_sequence "$r"))" \
+    eval "scan_sequence '$r' | grep -q 'on off on'"
+  for spec in "$ib 0 -60 -70 -65" "$ed 3 -75 -81" "$ab 5 -55 -59"; do
+    set -- $spec; dev=$1; from=$2; shift 2; rssi="$*"
+    want=$(expected "$sessions" "$from" $rssi)
+    check "edge-recover: ${dev%%:*} count = ${want% *} across the reset (got $(device_count "$r" "$dev"))" \
+      [ "$(device_count "$r" "$dev")" = "${want% *}" ]
+    check "edge-recover: ${dev%%:*} RSSI mean = ${want#* }" near "$(device_mean "$r" "$dev")" "${want#* }"
+  done
 
   local c=$out/edge-capture.metrics
   check "edge-capture: vctl sent every captured event" eval "section '$out' edge-capture | grep -q 'vctl: done'"

@@ -109,6 +109,10 @@ mark edge
 stop_vctls; start_vctl /beacons.txt
 edge edge --source hci0; sleep 5; metrics edge; finish_edge edge
 
+mark edge-recover
+stop_vctls; start_vctl /beacons.txt
+edge edge-recover --source hci0; sleep 3; hciconfig hci0 reset; sleep 4; finish_edge edge-recover
+
 mark edge-capture
 stop_vctls; start_vctl /capture.txt
 edge edge-capture --source hci0
