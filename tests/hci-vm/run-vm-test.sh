@@ -7,7 +7,8 @@
 #   - edge: waymark-edge scanning hci0 publishes batches (v1, one boot, consecutive seq) with exactly
 #     the tracked iBeacon, Eddystone-UID and AltBeacon of tests/hci-vm/site.yaml, their exact counts
 #     and RSSI mean/max for what the controller sent, never the untracked ones; status scan on, then
-#     offline; it counts and decodes all 814 adverts of the shared capture; it refuses hci0 down /
+#     offline; across an HCI reset its status goes on → off → on and no advert is lost or counted
+#     twice; it counts and decodes all 814 adverts of the shared capture; it refuses hci0 down /
 #     missing with the scanner's messages;
 # and with `waymark scan` (the scanner alone, JSON lines):
 #   - beacons: the iBeacon, Eddystone-UID and AltBeacon reports arrive with the right identities
