@@ -90,22 +90,27 @@ struct DeployPostgresTests {
         #expect(rerun.stdout.contains("ALTER TABLE stray OWNER TO \(db.owner);"), "\(rerun)")
     }
 
-    @Test("after the real schema/ migrations run as the owner, ingest may write and report only read every table")
-    func realMigrations() throws {
-        let db = try DeployDatabase.bootstrap()
-        defer { db.drop() }
+    /// Applies schema/*.sql in order as the owner role, as `waymark db migrate` does in production.
+    /// The report migration names the role waymark_report; roles are cluster-wide, so this
+    /// database's prefixed report role stands in for it.
+    static func migrate(_ db: DeployDatabase) throws {
         let schema = DeployEnvironment.repositoryRoot.appendingPathComponent("schema")
         let files = try FileManager.default.contentsOfDirectory(atPath: schema.path).filter { $0.hasSuffix(".sql") }.sorted()
         try #require(!files.isEmpty, "no migrations in \(schema.path)")
         for file in files {
-            // The report migration names the role waymark_report; roles are cluster-wide, so this
-            // test's prefixed report role stands in for it.
             let sql = try String(contentsOf: schema.appendingPathComponent(file), encoding: .utf8)
                 .replacingOccurrences(of: "waymark_report", with: db.report)
             let applied = try DeployCommand.run("psql", ["-X", "-q", "-1", "-v", "ON_ERROR_STOP=1",
                                                           "postgresql://\(db.owner)@\(db.host):\(db.port)/\(db.name)"], stdin: sql)
             try #require(applied.status == 0, "migration \(file) failed as the owner role: \(applied)")
         }
+    }
+
+    @Test("after the real schema/ migrations run as the owner, ingest may write and report only read every table")
+    func realMigrations() throws {
+        let db = try DeployDatabase.bootstrap()
+        defer { db.drop() }
+        try Self.migrate(db)
         // Every table: ingest has SELECT/INSERT/UPDATE/DELETE and no TRUNCATE; report has SELECT only.
         let wrong = try db.psqlAdmin("""
             SELECT string_agg(c.relname, ', ' ORDER BY c.relname) FROM pg_class c
@@ -124,5 +129,19 @@ struct DeployPostgresTests {
                 "tables with the wrong grants: \(wrong.stdout) \(wrong.stderr)")
         let tables = try db.psqlAdmin("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
         #expect((Int(tables.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 5, "\(tables)")
+    }
+
+    @Test("the aggregator's raw-sighting partition upkeep works as the ingest role")
+    func partitionUpkeepAsIngest() throws {
+        let db = try DeployDatabase.bootstrap()
+        defer { db.drop() }
+        try Self.migrate(db)
+        try db.allowed(db.owner, "SELECT waymark_prepare_sighting_partitions(current_date - 40, current_date - 40)")
+        withKnownIssue("""
+            schema/0004: waymark_prepare_sighting_partitions and waymark_drop_sighting_partitions run with             the caller's rights, and waymark_ingest may not CREATE in schema public nor DROP the owner's             partitions; they need SECURITY DEFINER (owned by waymark_owner, SET search_path) and EXECUTE             granted to the ingest role
+            """) {
+            try db.allowed(db.ingest, "SELECT waymark_prepare_sighting_partitions(current_date, current_date + 1)")
+            try db.allowed(db.ingest, "SELECT waymark_drop_sighting_partitions(current_date - 30)")
+        }
     }
 }
