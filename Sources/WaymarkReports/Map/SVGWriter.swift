@@ -13,9 +13,11 @@ struct SVGWriter {
     mutating func raw(_ markup: String) { body.append(markup) }
 
     /// Appends a `<text>` element with escaped content.
+    /// `halo` draws a white outline behind the glyphs so labels stay legible over lines.
     mutating func text(_ content: String, x: Double, y: Double, size: Double, weight: String = "normal",
-                       fill: String = "#222222", anchor: String = "start", cssClass: String) {
-        body.append("<text class=\"\(cssClass)\" x=\"\(SVGWriter.n(x))\" y=\"\(SVGWriter.n(y))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"\(SVGWriter.n(size))\" font-weight=\"\(weight)\" fill=\"\(fill)\" text-anchor=\"\(anchor)\">\(SVGWriter.escape(content))</text>")
+                       fill: String = "#222222", anchor: String = "start", cssClass: String, halo: Bool = false) {
+        let outline = halo ? " stroke=\"#ffffff\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"" : ""
+        body.append("<text class=\"\(cssClass)\"\(outline) x=\"\(SVGWriter.n(x))\" y=\"\(SVGWriter.n(y))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"\(SVGWriter.n(size))\" font-weight=\"\(weight)\" fill=\"\(fill)\" text-anchor=\"\(anchor)\">\(SVGWriter.escape(content))</text>")
     }
 
     /// The complete document.

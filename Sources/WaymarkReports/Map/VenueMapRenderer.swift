@@ -20,10 +20,11 @@ public struct VenueMapRenderer: Sendable {
         let panels = floors.map { floor in layout(data.nodes.filter { $0.floor == floor }) }
         let panelHeight = max(320, panels.map(\.height).max() ?? 320)
         let top = 64.0
-        let width = Double(floors.count) * panelWidth + legendWidth
-        let height = max(top + panelHeight + 24, top + 300)
-        var svg = SVGWriter(width: width, height: height)
         let title = "\(data.siteID): visits and transitions, \(data.period)"
+        // Wide enough for the title at 18 px (about 0.6 em per character).
+        let width = max(Double(floors.count) * panelWidth + legendWidth, 32 + Double(title.count) * 11)
+        let height = max(top + panelHeight + 24, top + 360)
+        var svg = SVGWriter(width: width, height: height)
         svg.raw("<title>\(SVGWriter.escape(title))</title>")
         svg.raw("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>")
         svg.text(title, x: 16, y: 30, size: 18, weight: "bold", cssClass: "title")
@@ -42,9 +43,6 @@ public struct VenueMapRenderer: Sendable {
                 guard let a = panel.points[link.from], let b = panel.points[link.to] else { continue }
                 let w = link.transitions == 0 ? 1 : 1.5 + (maxStroke - 1.5) * Double(link.transitions) / Double(maxTransitions)
                 svg.raw("<line class=\"edge\" data-from=\"\(SVGWriter.escape(link.from))\" data-to=\"\(SVGWriter.escape(link.to))\" data-transitions=\"\(link.transitions)\" x1=\"\(SVGWriter.n(a.x))\" y1=\"\(SVGWriter.n(a.y))\" x2=\"\(SVGWriter.n(b.x))\" y2=\"\(SVGWriter.n(b.y))\" stroke=\"\(link.isSiteEdge ? "#4a6fa5" : "#9a9a9a")\" stroke-width=\"\(SVGWriter.n(w))\" stroke-linecap=\"round\" stroke-opacity=\"0.8\"\(link.isSiteEdge ? "" : " stroke-dasharray=\"6 5\"")/>")
-                if link.transitions > 0 {
-                    svg.text("\(link.transitions)", x: (a.x + b.x) / 2 + 4, y: (a.y + b.y) / 2 - 4, size: 10, fill: "#2d4a70", cssClass: "edge-label")
-                }
             }
             svg.raw("</g>")
             svg.raw("<g class=\"regions\">")
@@ -53,14 +51,30 @@ public struct VenueMapRenderer: Sendable {
                 let f = Double(node.visits) / Double(maxVisits)
                 let r = radius(fraction: f)
                 svg.raw("<circle class=\"region\" data-region=\"\(SVGWriter.escape(node.id))\" data-visits=\"\(node.visits)\" cx=\"\(SVGWriter.n(p.x))\" cy=\"\(SVGWriter.n(p.y))\" r=\"\(SVGWriter.n(r))\" fill=\"\(color(fraction: f))\" fill-opacity=\"0.9\" stroke=\"\(node.isEntrance ? "#1b7f3b" : "#333333")\" stroke-width=\"\(node.isEntrance ? 3 : 1)\"/>")
-                svg.text(node.name, x: p.x, y: p.y + r + 14, size: 12, anchor: "middle", cssClass: "region-label")
-                svg.text("\(node.visits) visits", x: p.x, y: p.y + r + 27, size: 10, fill: "#555555", anchor: "middle", cssClass: "region-count")
+                svg.text(node.name, x: p.x, y: p.y + r + 14, size: 12, anchor: "middle", cssClass: "region-label", halo: true)
+                svg.text("\(node.visits) visits", x: p.x, y: p.y + r + 27, size: 10, fill: "#555555", anchor: "middle", cssClass: "region-count", halo: true)
+            }
+            svg.raw("</g>")
+            // Edge counts on top, halfway along the part of each line between the two circles.
+            svg.raw("<g class=\"edge-labels\">")
+            for link in data.links where link.transitions > 0 {
+                guard let a = panel.points[link.from], let b = panel.points[link.to] else { continue }
+                let ra = radius(fraction: Double(visits(link.from, in: data)) / Double(maxVisits))
+                let rb = radius(fraction: Double(visits(link.to, in: data)) / Double(maxVisits))
+                let d = max(a.distance(to: b), 1)
+                let f = min(max((ra + (d - ra - rb) / 2) / d, 0), 1)
+                svg.text("\(link.transitions)", x: a.x + (b.x - a.x) * f + 5, y: a.y + (b.y - a.y) * f + 4, size: 10,
+                         fill: "#2d4a70", cssClass: "edge-label", halo: true)
             }
             svg.raw("</g></g>")
         }
         legend(into: &svg, x: Double(floors.count) * panelWidth + 8, y: top, maxVisits: data.maxVisits,
                maxTransitions: data.maxTransitions)
         return svg.finish()
+    }
+
+    func visits(_ region: String, in data: VenueMapData) -> Int64 {
+        data.nodes.first { $0.id == region }?.visits ?? 0
     }
 
     /// Circle radius: area proportional to visits, with a floor so empty regions stay visible.
