@@ -7,6 +7,8 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("reports", ReportBenchmark.run),
     ("fusion", FusionBenchmark.run),
     ("simulate", SimulateBenchmark.run),
+    ("aggregator", AggregatorBenchmark.run),
+    ("edge", EdgeBenchmark.run),
 ]
 
 let name = CommandLine.arguments.dropFirst().first

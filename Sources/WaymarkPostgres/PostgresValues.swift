@@ -106,15 +106,20 @@ extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
 /// `WHERE id = ANY($1)` works with a Swift array.
 extension Array: PostgresEncodable where Element: PostgresEncodable {
     public var postgresText: String? {
-        "{" + map { element in
-            guard let text = element.postgresText else { return "NULL" }
-            var quoted = "\""
-            for ch in text {
-                if ch == "\"" || ch == "\\" { quoted.append("\\") }
-                quoted.append(ch)
+        var out: [UInt8] = [0x7B]
+        out.reserveCapacity(count * 16 + 2)
+        for (i, element) in enumerated() {
+            if i > 0 { out.append(0x2C) }
+            guard let text = element.postgresText else { out.append(contentsOf: "NULL".utf8); continue }
+            out.append(0x22)
+            for b in text.utf8 {
+                if b == 0x22 || b == 0x5C { out.append(0x5C) }
+                out.append(b)
             }
-            return quoted + "\""
-        }.joined(separator: ",") + "}"
+            out.append(0x22)
+        }
+        out.append(0x7D)
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -1,0 +1,161 @@
+import Foundation
+import WaymarkAggregator
+import WaymarkConfig
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkPostgres
+
+/// `waymark-bench aggregator [SIGHTINGS]`: sustained sightings per second end to end — batches
+/// published to the broker as 20 gateways, taken by an in-process `AggregatorService`, fused, and
+/// committed to PostgreSQL (with their high-water marks) — next to the rate at which a subscriber
+/// that does nothing receives the same batches from the same broker in the same run.
+/// Target: ≥ 200,000 sightings/s and ≥ half the do-nothing subscriber's rate, with zero loss.
+/// Needs WAYMARK_MQTT_URL and WAYMARK_DATABASE_URL (e.g. `source scripts/services.sh;
+/// services_start /tmp/x`); creates and drops a private database.
+enum AggregatorBenchmark {
+    static let gateways = 20
+    static let devices = 2000
+
+    static func run() {
+        let env = ProcessInfo.processInfo.environment
+        guard let mqtt = env["WAYMARK_MQTT_URL"], let dbURL = env["WAYMARK_DATABASE_URL"] else {
+            print("aggregator: needs WAYMARK_MQTT_URL and WAYMARK_DATABASE_URL (source scripts/services.sh; services_start /tmp/waymark-bench)")
+            return
+        }
+        let total = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 2_000_000 : 2_000_000
+        do { try measure(mqtt: mqtt, dbURL: dbURL, total: total) } catch { print("aggregator: failed: \(error)") }
+    }
+
+    static func measure(mqtt: String, dbURL: String, total: Int) throws {
+        let database = "waymark_bench_aggregator_\(getpid())"
+        let admin = try PostgresConnection(url: dbURL)
+        try admin.execute("CREATE DATABASE \(database)")
+        defer { try? admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }
+        let query = dbURL.firstIndex(of: "?").map { String(dbURL[$0...]) } ?? ""
+        let base = dbURL.firstIndex(of: "?").map { String(dbURL[..<$0]) } ?? dbURL
+        let url = String(base[..<base.lastIndex(of: "/")!]) + "/" + database + query
+        let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("schema").path
+        try PostgresMigrator(directory: schema).migrate(try PostgresConnection(url: url))
+
+        let siteID = "bench-\(getpid())"
+        let sitePath = FileManager.default.temporaryDirectory.appendingPathComponent("\(siteID).yaml").path
+        try siteYAML(siteID).write(toFile: sitePath, atomically: true, encoding: .utf8)
+        let site = try SiteLoader.load(path: sitePath).site
+
+        // Payloads, encoded before timing: one batch per gateway per 1-s window.
+        let (payloads, sightings) = try makeBatches(total: total)
+        let bytes = payloads.reduce(0) { $0 + $1.payload.count }
+        print("aggregator: \(payloads.count) batches, \(sightings) sightings, \(bytes / 1_000_000) MB of JSON, \(gateways) gateways, \(devices) devices")
+
+        // 1. A subscriber that does nothing, on another topic prefix.
+        let idleRate = try doNothingRate(mqtt: mqtt, payloads: payloads, sightings: sightings, prefix: "bench-idle-\(getpid())")
+        print(String(format: "aggregator: do-nothing subscriber: %.0f sightings/s", idleRate))
+
+        // 2. The aggregator.
+        var config = AggregatorConfig(sitePath: sitePath)
+        config.mqttURL = mqtt
+        config.databaseURL = url
+        config.metricsPort = 0
+        config.flushIntervalMS = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_FLUSH_MS"] ?? "") ?? 1000
+        config.clock.toleranceS = 1e9  // synthetic windows are sent faster than real time
+        config.clock.maxAgeS = 1e10
+        let service = AggregatorService(config: config, site: site)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread { try? service.run(); done.signal() }
+        thread.start()
+        while !service.isConnectedToBroker { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.3)
+        let publisher = try client(mqtt, "bench-pub")
+        let topics = Topics(site: siteID)
+        let started = Date()
+        for p in payloads { try publisher.publish(topic: topics.sightings(p.gateway), payload: p.payload, qos: 1) }
+        while service.committedSightings < sightings && Date().timeIntervalSince(started) < 600 {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        let committed = service.committedSightings
+        service.stop()
+        done.wait()
+        publisher.close()
+        let stored = try PostgresConnection(url: url).query(
+            "SELECT coalesce(sum(sightings), 0)::bigint FROM gateway_ingest_hourly WHERE site_id = $1", [siteID]).first?.int(0) ?? -1
+        let rate = Double(committed) / elapsed
+        print(String(format: "aggregator: end to end (broker → fusion → committed in PostgreSQL): %.0f sightings/s (%.2f s), %.0f%% of the do-nothing subscriber",
+                     rate, elapsed, 100 * rate / idleRate))
+        print("aggregator: loss check: published \(sightings), committed \(committed), in gateway_ingest_hourly \(stored) — \(stored == sightings ? "zero loss" : "MISMATCH")")
+        print("aggregator: target ≥ 200000 sightings/s and ≥ 50% of the subscriber: \(rate >= 200_000 && rate >= idleRate / 2 && stored == sightings ? "met" : "NOT met")")
+    }
+
+    static func siteYAML(_ id: String) -> String {
+        var y = "site: \(id)\ngateways:\n"
+        for g in 0..<gateways { y += "  - { id: gw-\(g), position: [\(Double(g) * 10), 0.0] }\n" }
+        y += "regions:\n"
+        for g in 0..<gateways { y += "  - { id: r\(g), gateways: [gw-\(g)], radius_m: 3.0 }\n" }
+        y += "edges:\n"
+        for g in 1..<gateways { y += "  - [r\(g - 1), r\(g)]\n" }
+        return y + "tracking:\n  ibeacon_uuids: [\"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\"]\n"
+    }
+
+    /// Each device sits at region (d + w / 60) mod 20 in window w: heard strongly there and weakly
+    /// by the next gateway.
+    static func makeBatches(total: Int) throws -> (payloads: [(gateway: String, payload: [UInt8])], sightings: Int) {
+        let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let ids = (0..<devices).map { DeviceID.ibeacon(uuid: uuid, major: 1, minor: UInt16($0)) }
+        let windows = max(1, total / (2 * devices))
+        let t0 = Date().timeIntervalSince1970 - Double(windows) - 60
+        let encoder = JSONEncoder()
+        var out: [(gateway: String, payload: [UInt8])] = []
+        var count = 0
+        for w in 0..<windows {
+            let t = t0 + Double(w)
+            var byGateway = Array(repeating: [SightingBatch.Entry](), count: gateways)
+            for d in 0..<devices {
+                let home = (d + w / 60) % gateways
+                for (g, rssi) in [(home, -55.0 - Double(d % 7)), ((home + 1) % gateways, -82.0 - Double(d % 5))] {
+                    byGateway[g].append(.init(device: ids[d], count: 3, rssiMax: rssi + 2, rssiMean: rssi, rssiLast: rssi - 1,
+                                              tx: -59, first: t + 0.05, last: t + 0.95))
+                }
+            }
+            for g in 0..<gateways {
+                let batch = SightingBatch(gateway: "gw-\(g)", boot: "bench", seq: UInt64(w + 1), start: t, end: t + 1, sightings: byGateway[g])
+                out.append(("gw-\(g)", Array(try encoder.encode(batch))))
+                count += byGateway[g].count
+            }
+        }
+        return (out, count)
+    }
+
+    static func client(_ url: String, _ name: String) throws -> MQTTClient {
+        let c = try MQTTClient(.init(clientID: "\(name)-\(getpid())", maxInflight: 1000, maxQueued: 0))
+        try c.connect(try MQTTConnection(url: url))
+        try c.waitUntilConnected(timeout: 10)
+        return c
+    }
+
+    /// Sightings per second a subscriber that only counts receives.
+    static func doNothingRate(mqtt: String, payloads: [(gateway: String, payload: [UInt8])], sightings: Int, prefix: String) throws -> Double {
+        let received = Counter()
+        let subscriber = try MQTTClient(.init(clientID: "bench-idle-\(getpid())"))
+        subscriber.onMessage = { _ in received.add() }
+        try subscriber.subscribe(prefix + "/gateways/+/sightings", qos: 1)
+        try subscriber.connect(try MQTTConnection(url: mqtt))
+        try subscriber.waitUntilConnected(timeout: 10)
+        Thread.sleep(forTimeInterval: 0.3)
+        let publisher = try client(mqtt, "bench-idle-pub")
+        let started = Date()
+        for p in payloads { try publisher.publish(topic: "\(prefix)/gateways/\(p.gateway)/sightings", payload: p.payload, qos: 1) }
+        while received.value < payloads.count && Date().timeIntervalSince(started) < 300 { Thread.sleep(forTimeInterval: 0.001) }
+        let elapsed = Date().timeIntervalSince(started)
+        publisher.close()
+        subscriber.close()
+        return Double(sightings) * Double(received.value) / Double(payloads.count) / elapsed
+    }
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var n = 0
+        func add() { lock.lock(); n += 1; lock.unlock() }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return n }
+    }
+}
