@@ -42,16 +42,18 @@ enum SimulateBenchmark {
 
         var encodeGenerator = SightingGenerator(scenario: scenario)
         let encoder = JSONLineEncoder(scenario: scenario)
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(1 << 21)
+        let capacity = 1 << 20
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
+        var used = 0
         var bytes = 0
         while let chunk = encodeGenerator.next() {
             for s in chunk {
-                encoder.appendSighting(s, to: &buffer)
-                if buffer.count >= 1 << 20 { bytes += buffer.count; buffer.removeAll(keepingCapacity: true) }
+                if used + encoder.maxSightingBytes > capacity { bytes += used; used = 0 }
+                used += encoder.writeSighting(s, at: buffer + used)
             }
         }
-        bytes += buffer.count
+        bytes += used
         let tEncode = lap()
         print(String(format: "simulate: generate + encode JSONL (%.0f MB, in memory): %.2f s", Double(bytes) / 1e6, tEncode))
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WaymarkCore
 @testable import WaymarkSimulation
@@ -100,5 +101,58 @@ struct DeterminismTests {
         #expect(DurationText.seconds("10x") == nil)
         #expect(DurationText.seconds("h") == nil)
         #expect(DurationText.seconds("5m3") == nil)
+    }
+}
+
+@Suite("Output encoding")
+struct OutputEncodingTests {
+    @Test("a sighting line is JSON in the replay format and reads back exactly")
+    func roundTrip() throws {
+        let site = try TestSites.site(TestSites.line)
+        var p = SimulationParameters()
+        p.deviceCount = 3
+        let scenario = try Scenario(site: site, parameters: p)
+        let encoder = JSONLineEncoder(scenario: scenario)
+        var line: [UInt8] = []
+        encoder.appendSighting(SimulatedSighting(time: 1_780_304_400.0456, device: 2, gateway: 1, rssi: -77), to: &line)
+        let text = String(decoding: line, as: UTF8.self)
+        #expect(text == "{\"t\":1780304400.046,\"gateway\":\"gw-b\",\"device\":\"\(scenario.devices[2].id)\",\"rssi\":-77,\"tx\":-59}\n")
+        line.removeLast()
+        line.withUnsafeBufferPointer { buf in
+            let s = JSONLineScanner(line: buf)!
+            #expect(s.number("t") == 1_780_304_400.046)
+            #expect(s.number("rssi") == -77)
+            #expect(s.string("gateway") == "gw-b")
+        }
+    }
+}
+
+@Suite("Buffered file writer")
+struct BufferedFileWriterTests {
+    @Test("formatted writes and appended bytes reach the file in call order across flushes")
+    func order() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-writer-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let w = try BufferedFileWriter(path: path, capacity: 8)
+        var expected = ""
+        for i in 0..<50 {
+            let text = "line \(i)\n"
+            if i % 3 == 0 {
+                w.buffer.append(contentsOf: Array(text.utf8))
+                try w.flushIfFull()
+            } else {
+                let bytes = Array("#\(i)\n".utf8)
+                try w.write(maxBytes: bytes.count) { p in
+                    for (k, b) in bytes.enumerated() { p[k] = b }
+                    return bytes.count
+                }
+                expected += "#\(i)\n"
+                continue
+            }
+            expected += text
+        }
+        try w.close()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == expected)
+        #expect(w.bytesWritten == expected.utf8.count)
     }
 }

@@ -8,27 +8,88 @@ public struct JSONLineEncoder: Sendable {
     private let deviceTx: [Int]
     private let gateways: [[UInt8]]
     private let regions: [[UInt8]]
+    private let maxLine: Int
 
     public init(scenario: Scenario) {
         devices = scenario.devices.map { Array($0.id.rawValue.utf8) }
         deviceTx = scenario.devices.map { Int($0.advertisedPowerDBm.rounded()) }
         gateways = scenario.site.gateways.map { Array($0.id.utf8) }
         regions = scenario.site.regions.map { Array($0.id.utf8) }
+        maxLine = 96 + (devices.map(\.count).max() ?? 0) + (gateways.map(\.count).max() ?? 0)
     }
+
+    /// An upper bound of the bytes one sighting line takes.
+    public var maxSightingBytes: Int { maxLine }
 
     /// `{"t":…,"gateway":"…","device":"…","rssi":-77,"tx":-59}` and a newline.
     public func appendSighting(_ s: SimulatedSighting, to out: inout [UInt8]) {
-        Self.append("{\"t\":", to: &out)
-        Self.appendTime(s.time, to: &out)
-        Self.append(",\"gateway\":\"", to: &out)
-        out.append(contentsOf: gateways[Int(s.gateway)])
-        Self.append("\",\"device\":\"", to: &out)
-        out.append(contentsOf: devices[Int(s.device)])
-        Self.append("\",\"rssi\":", to: &out)
-        Self.appendInt(Int(s.rssi), to: &out)
-        Self.append(",\"tx\":", to: &out)
-        Self.appendInt(deviceTx[Int(s.device)], to: &out)
-        Self.append("}\n", to: &out)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: maxLine))
+        let n = out.withUnsafeMutableBufferPointer { writeSighting(s, at: $0.baseAddress! + start) }
+        out.removeLast(maxLine - n)
+    }
+
+    /// Writes one sighting line at `p` (room for `maxSightingBytes`) and returns its length.
+    @inline(__always)
+    public func writeSighting(_ s: SimulatedSighting, at p: UnsafeMutablePointer<UInt8>) -> Int {
+        var i = 0
+        @inline(__always) func put(_ bytes: [UInt8]) {
+            bytes.withUnsafeBufferPointer { (p + i).update(from: $0.baseAddress!, count: $0.count) }
+            i += bytes.count
+        }
+        put(Self.lineStart)
+        i += Self.writeTime(s.time, at: p + i)
+        put(Self.gatewayKey)
+        put(gateways[Int(s.gateway)])
+        put(Self.deviceKey)
+        put(devices[Int(s.device)])
+        put(Self.rssiKey)
+        i += Self.writeInt(Int(s.rssi), at: p + i)
+        put(Self.txKey)
+        i += Self.writeInt(deviceTx[Int(s.device)], at: p + i)
+        put(Self.lineEnd)
+        return i
+    }
+
+    private static let lineStart = Array("{\"t\":".utf8)
+    private static let gatewayKey = Array(",\"gateway\":\"".utf8)
+    private static let deviceKey = Array("\",\"device\":\"".utf8)
+    private static let rssiKey = Array("\",\"rssi\":".utf8)
+    private static let txKey = Array(",\"tx\":".utf8)
+    private static let lineEnd = Array("}\n".utf8)
+
+    /// Writes a whole number in decimal at `p`; returns its length (at most 20).
+    @inline(__always)
+    static func writeInt(_ value: Int, at p: UnsafeMutablePointer<UInt8>) -> Int {
+        var i = 0
+        if value < 0 { p[0] = UInt8(ascii: "-"); i = 1 }
+        var v = value.magnitude
+        var digits = 0
+        var probe = v
+        repeat { digits += 1; probe /= 10 } while probe > 0
+        var j = i + digits - 1
+        repeat {
+            p[j] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
+            j -= 1
+        } while v > 0
+        return i + digits
+    }
+
+    /// Writes seconds with exactly three decimals at `p`; returns the length.
+    @inline(__always)
+    static func writeTime(_ t: Double, at p: UnsafeMutablePointer<UInt8>) -> Int {
+        let ms = Int((t * 1000).rounded())
+        var i = 0
+        if ms < 0 { p[0] = UInt8(ascii: "-"); i = 1 }
+        let m = ms.magnitude
+        i += writeInt(Int(m / 1000), at: p + i)
+        let frac = Int(m % 1000)
+        p[i] = UInt8(ascii: ".")
+        p[i + 1] = UInt8(ascii: "0") + UInt8(frac / 100)
+        p[i + 2] = UInt8(ascii: "0") + UInt8(frac / 10 % 10)
+        p[i + 3] = UInt8(ascii: "0") + UInt8(frac % 10)
+        return i + 4
     }
 
     /// `{"type":"truth","device":"…","region":"…","entered":…,"exited":…}` and a newline.

@@ -13,13 +13,17 @@ public enum SimulationOutput {
     public static func writeTruth(scenario: Scenario, path: String) throws(OutputError) {
         let writer = try BufferedFileWriter(path: path)
         let encoder = JSONLineEncoder(scenario: scenario)
+        var line: [UInt8] = []
         for (d, device) in scenario.devices.enumerated() {
+            line.removeAll(keepingCapacity: true)
             encoder.appendPresence(device: d, entered: device.trajectory.arrival, exited: device.trajectory.departure,
-                                   stationary: device.isStationary, to: &writer.buffer)
+                                   stationary: device.isStationary, to: &line)
+            try writer.append(line)
         }
         for visit in scenario.truth() {
-            encoder.appendTruth(visit, to: &writer.buffer)
-            try writer.flushIfFull()
+            line.removeAll(keepingCapacity: true)
+            encoder.appendTruth(visit, to: &line)
+            try writer.append(line)
         }
         try writer.close()
     }
@@ -43,15 +47,14 @@ public enum SimulationOutput {
 
         func emit(_ batches: [SimulatedBatch]) throws(OutputError) {
             for b in batches {
-                for s in b.sightings { encoder.appendSighting(s, to: &writer.buffer) }
+                for s in b.sightings {
+                    try writer.write(maxBytes: encoder.maxSightingBytes) { encoder.writeSighting(s, at: $0) }
+                }
                 counts.sightings += b.sightings.count
                 counts.batches += 1
                 if let batchWriter, let data = try? json.encode(b.wireBatch(scenario: scenario)) {
-                    batchWriter.buffer.append(contentsOf: data)
-                    batchWriter.buffer.append(0x0A)
-                    try batchWriter.flushIfFull()
+                    try batchWriter.append(Array(data) + [0x0A])
                 }
-                try writer.flushIfFull()
             }
         }
 
@@ -60,8 +63,7 @@ public enum SimulationOutput {
                 try emit(batcher.add(chunk))
             } else {
                 for s in chunk {
-                    encoder.appendSighting(s, to: &writer.buffer)
-                    if writer.buffer.count >= 1 << 20 { try writer.flushIfFull() }
+                    try writer.write(maxBytes: encoder.maxSightingBytes) { encoder.writeSighting(s, at: $0) }
                 }
                 counts.sightings += chunk.count
             }
