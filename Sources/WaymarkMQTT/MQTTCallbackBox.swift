@@ -41,6 +41,7 @@ final class MQTTCallbackBox: @unchecked Sendable {
     var isConnected: Bool { locked { connected } }
     var unacknowledgedCount: Int { locked { unacknowledged.count } }
     func markClosing() { locked { closing = true } }
+    var isClosing: Bool { locked { closing } }
     func recordFirstFailure(_ error: MQTTError) { locked { if _firstFailure == nil { _firstFailure = error } } }
     var firstFailure: MQTTError? { locked { _firstFailure } }
     func remember(subscription: String, qos: Int) { locked { subscriptions[subscription] = qos } }

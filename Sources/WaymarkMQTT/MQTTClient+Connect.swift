@@ -29,14 +29,46 @@ extension MQTTClient {
             try MQTTError.check("mosquitto_will_set", rc, context: "will topic '\(will.topic)'")
         }
         let rc = mosquitto_connect_async(mosq, connection.host, Int32(connection.port), Int32(connection.keepalive))
-        if rc != MOSQ_ERR_SUCCESS.rawValue {
-            let error = MQTTError.from(call: "mosquitto_connect_async", code: rc, context: connection.description)
-            // Only unreachability is retried; anything else is a configuration error.
-            guard error.kind == .unreachable else { throw error }
-            box.recordFirstFailure(error)
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            try MQTTError.check("mosquitto_loop_start", mosquitto_loop_start(mosq))
+            markLoopStarted()
+            return
         }
-        try MQTTError.check("mosquitto_loop_start", mosquitto_loop_start(mosq))
-        markLoopStarted()
+        let error = MQTTError.from(call: "mosquitto_connect_async", code: rc, context: connection.description)
+        // Only unreachability is retried; anything else is a configuration error.
+        guard error.kind == .unreachable else { throw error }
+        box.recordFirstFailure(error)
+        // libmosquitto's loop thread only reconnects connections that once got as far as a
+        // socket; until the first attempt succeeds, retry here with the same backoff.
+        startConnector()
+    }
+
+    /// Retries `mosquitto_reconnect_async` with backoff on a helper thread until it succeeds,
+    /// then starts the network loop; ends early when the client is closed.
+    private func startConnector() {
+        let options = self.options
+        let thread = Thread { [self] in
+            defer { connectorFinished() }
+            var delay = Double(max(1, options.reconnectDelay))
+            while true {
+                let until = Date(timeIntervalSinceNow: delay)
+                while Date() < until {
+                    if box.isClosing { return }
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                // close() waits for this thread before freeing the handle, so it is valid here.
+                guard !box.isClosing, let mosq = try? liveHandle("mosquitto_reconnect_async") else { return }
+                let rc = mosquitto_reconnect_async(mosq)
+                if rc == MOSQ_ERR_SUCCESS.rawValue {
+                    startLoopIfOpen(mosq)
+                    return
+                }
+                if options.exponentialBackoff { delay = min(delay * 2, Double(max(options.reconnectDelay, options.reconnectDelayMax))) }
+            }
+        }
+        thread.name = "mqtt-connector"
+        connectorStarted()
+        thread.start()
     }
 
     /// Waits for the broker's CONNACK. Returns when connected; throws a refusal (bad credentials)

@@ -52,6 +52,9 @@ public final class MQTTClient: @unchecked Sendable {
     let box: MQTTCallbackBox
     private var loopStarted = false
     private let closeLock = NSLock()
+    /// Signalled when the connector thread (first connection retries) has ended.
+    private let connectorDone = DispatchSemaphore(value: 0)
+    private var connectorRunning = false
 
     /// Creates the client (`mosquitto_new`). No network activity until ``connect(_:)``.
     public init(_ options: Options) throws(MQTTError) {
@@ -131,10 +134,11 @@ public final class MQTTClient: @unchecked Sendable {
     /// Disconnects (if connected), stops the network thread and frees the handle. Idempotent.
     /// Must not be called from a handler.
     public func close() {
+        box.markClosing()
+        if closeLock.withLock({ connectorRunning }) { connectorDone.wait() }
         closeLock.lock()
         defer { closeLock.unlock() }
         guard let mosq = handle else { return }
-        box.markClosing()
         _ = mosquitto_disconnect(mosq)
         if loopStarted {
             // Not forced: the thread leaves its loop after the disconnect request (also while it
@@ -148,6 +152,24 @@ public final class MQTTClient: @unchecked Sendable {
         Unmanaged.passUnretained(box).release()
     }
 
-    func markLoopStarted() { loopStarted = true }
-    var isLoopStarted: Bool { loopStarted }
+    func markLoopStarted() { closeLock.withLock { loopStarted = true } }
+    var isLoopStarted: Bool { closeLock.withLock { loopStarted || connectorRunning } }
+
+    func connectorStarted() { closeLock.withLock { connectorRunning = true } }
+
+    func connectorFinished() {
+        let wasRunning = closeLock.withLock { () -> Bool in
+            defer { connectorRunning = false }
+            return connectorRunning
+        }
+        if wasRunning { connectorDone.signal() }
+    }
+
+    /// Starts the network loop unless the client is being closed (called by the connector thread).
+    func startLoopIfOpen(_ mosq: OpaquePointer) {
+        closeLock.withLock {
+            guard handle != nil, !box.isClosing else { return }
+            if mosquitto_loop_start(mosq) == MOSQ_ERR_SUCCESS.rawValue { loopStarted = true }
+        }
+    }
 }

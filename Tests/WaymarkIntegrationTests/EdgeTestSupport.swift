@@ -41,7 +41,7 @@ enum EdgeTestEnvironment {
 final class PrivateBroker: @unchecked Sendable {
     let port: Int
     let directory: URL
-    private var process: Process?
+    private var pid: pid_t = 0
 
     init() throws {
         port = try Self.freePort()
@@ -60,26 +60,53 @@ final class PrivateBroker: @unchecked Sendable {
 
     var url: String { "mqtt://127.0.0.1:\(port)" }
 
+    /// Starts mosquitto as a child process (posix_spawn; Foundation's Process proved unreliable to
+    /// stop from a test) and waits until it accepts connections.
     func start() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.mosquittoPath)
-        p.arguments = ["-c", directory.appendingPathComponent("mosquitto.conf").path]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        process = p
+        let path = Self.mosquittoPath
+        let conf = directory.appendingPathComponent("mosquitto.conf").path
+        var child: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), strdup("-c"), strdup(conf), nil]
+        defer { for a in argv { free(a) } }
+        // The test runner's threads block signals; the child must not inherit that mask, or it
+        // would ignore SIGTERM.
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let rc = posix_spawn(&child, path, nil, &attr, argv, environ)
+        guard rc == 0 else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start \(path): \(String(cString: strerror(rc)))"])
+        }
+        pid = child
         for _ in 0..<100 {
             if Self.canConnect(port) { return }
             usleep(50_000)
         }
+        stop()
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "mosquitto did not listen on \(port)"])
     }
 
+    /// SIGTERM, then SIGKILL after 3 s; reaps the child.
     func stop() {
-        guard let p = process else { return }
-        p.terminate()
-        p.waitUntilExit()
-        process = nil
+        guard pid > 0 else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<300 {
+            if waitpid(pid, &status, WNOHANG) == pid { pid = 0; return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        _ = waitpid(pid, &status, 0)
+        pid = 0
     }
 
     deinit {
