@@ -8,6 +8,7 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("fusion", FusionBenchmark.run),
     ("simulate", SimulateBenchmark.run),
     ("aggregator", AggregatorBenchmark.run),
+    ("edge", EdgeBenchmark.run),
 ]
 
 let name = CommandLine.arguments.dropFirst().first
