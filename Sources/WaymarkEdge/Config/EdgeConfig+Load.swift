@@ -36,6 +36,12 @@ extension EdgeConfig {
         c.replayEventIntervalMS = try layers.double("replay.event_interval_ms", default: c.replayEventIntervalMS)
         try check(c.replayEventIntervalMS >= 0, "replay.event_interval_ms", "must be ≥ 0")
         c.replayExitWhenDone = try layers.bool("replay.exit_when_done", default: c.replayExitWhenDone)
+        if let text = layers.optionalString("replay.start_at") {
+            guard let t = Double(text), t.isFinite, t > 0 else {
+                throw ConfigLayers.ConfigError("replay.start_at: '\(text)' is not a Unix time in seconds, e.g. 1780304400")
+            }
+            c.replayStartAt = t
+        }
 
         c.mqttURL = layers.string("mqtt.url", default: c.mqttURL)
         c.mqttClientID = layers.optionalString("mqtt.client_id")

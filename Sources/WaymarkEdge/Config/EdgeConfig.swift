@@ -47,6 +47,10 @@ public struct EdgeConfig: Sendable, Equatable {
     /// `replay.exit_when_done`: stop once the replay is over and every batch is acknowledged by
     /// the broker (PUBACK), instead of staying up to resend until the aggregator acks.
     public var replayExitWhenDone = false
+    /// `replay.start_at`: Unix time (wall clock) at which the replay's first event is due; later
+    /// events follow at `replay.rate`. Gives several edges replaying side by side one shared
+    /// clock (the demo starts one edge per gateway). Default: when the replay starts.
+    public var replayStartAt: Double?
 
     /// `mqtt.url`: `mqtt://host:1883` or `mqtts://host:8883`.
     public var mqttURL = "mqtt://127.0.0.1:1883"
@@ -97,7 +101,7 @@ public struct EdgeConfig: Sendable, Equatable {
     public static let keys = [
         "site", "gateway", "source", "topic_prefix", "window_s",
         "scan.active", "scan.interval_ms", "scan.window_ms",
-        "replay.rate", "replay.event_interval_ms", "replay.exit_when_done",
+        "replay.rate", "replay.event_interval_ms", "replay.exit_when_done", "replay.start_at",
         "mqtt.url", "mqtt.client_id", "mqtt.username", "mqtt.password", "mqtt.ca_file", "mqtt.cert_file",
         "mqtt.key_file", "mqtt.keepalive_s", "mqtt.max_inflight", "mqtt.reconnect_min_s", "mqtt.reconnect_max_s",
         "spool.dir", "spool.max_bytes", "spool.segment_batches", "spool.fsync", "spool.resend_after_s",

@@ -54,7 +54,7 @@ extension EdgeConfig {
         case .adapterAddress(let address):
             return HCISource(adapter: .address(address), parameters: parameters)
         case .replay(let path):
-            return ReplaySource(path: path, rate: replayRate, eventInterval: replayEventIntervalMS / 1000)
+            return ReplaySource(path: path, rate: replayRate, eventInterval: replayEventIntervalMS / 1000, paceStart: replayStartAt)
         }
     }
 }

@@ -1,0 +1,197 @@
+import Foundation
+import WaymarkCore
+import WaymarkPostgres
+import WaymarkSimulation
+
+/// One run of `waymark demo`: the steps in order, the children it starts, and their clean stop.
+struct DemoRun {
+    struct Interrupted: Error {}
+
+    let site: Site
+    let sitePath: String
+    let work: String
+    let mqttURL: String
+    let databaseURL: String
+    let waymark: String
+    let binDirectory: String
+    let devices: Int
+    let durationS: Double
+    let durationText: String
+    let speedup: Double
+    let seed: UInt64
+
+    func execute() throws {
+        let began = Date().timeIntervalSince1970
+        let stop = DemoStopFlag()
+        let results = DemoResults(waymark: waymark, sitePath: sitePath, siteID: site.id, databaseURL: databaseURL, work: work)
+        say("waymark demo: site '\(site.id)' (\(site.gateways.count) gateways, \(site.regions.count) regions), \(devices) devices, "
+            + "\(durationText) simulated at \(Self.number(speedup))× real time, seed \(seed); files in \(work)")
+
+        say("[1/5] database: applying migrations")
+        guard results.run(["db", "migrate", "--database", databaseURL]) else {
+            throw DemoError("`waymark db migrate` failed (see above); is PostgreSQL running at the --database URL?")
+        }
+        if let held = try results.storedVisits(), held > 0 {
+            throw DemoError("the database already holds \(held) visits of site '\(site.id)'; the demo needs a database without "
+                            + "them (scripts/demo.sh creates a fresh one each time): pass another --database")
+        }
+        try checkStop(stop)
+
+        // The simulated period ends about when the replay ends, so that batch times look like a
+        // gateway clock to the aggregator (never in the future, a little in the past).
+        let prepare = 3 + Double(devices) * durationS * 6e-5
+        let planned = began + prepare + Double(site.gateways.count) * 0.05
+        var parameters = SimulationParameters()
+        parameters.deviceCount = devices
+        parameters.duration = durationS
+        parameters.seed = seed
+        parameters.start = (planned - durationS * (1 - 1 / speedup)).rounded(.down)
+        say("[2/5] simulating what each gateway hears from \(Self.clock(parameters.start)) to \(Self.clock(parameters.end))")
+        let venue = try DemoVenue.write(site: site, parameters: parameters, directory: work) { _ in }
+        say("      \(venue.sightings) sightings in \(site.gateways.count) replay files (\(work)/replay), "
+            + "\(venue.totalBatches) one-second batches to publish; ground truth in \(venue.truthPath)")
+        try checkStop(stop)
+
+        let children = DemoChildren(pgidFile: work + "/children.pgid")
+        do {
+            try runPipeline(venue: venue, children: children, stop: stop, results: results)
+        } catch {
+            children.stopAll(timeout: 10)
+            throw error
+        }
+        children.stopAll(timeout: 10)
+        try checkStop(stop)
+        try report(venue: venue, results: results, began: began)
+    }
+
+    /// Steps 3 and 4: the aggregator and one edge per gateway, until every batch is acked.
+    func runPipeline(venue: DemoVenue, children: DemoChildren, stop: DemoStopFlag, results: DemoResults) throws {
+        try FileManager.default.createDirectory(atPath: work + "/logs", withIntermediateDirectories: true)
+        let aggregatorLog = work + "/logs/aggregator.log"
+        let aggregator = try children.spawn(
+            name: "waymark-aggregator", executable: binDirectory + "/waymark-aggregator",
+            arguments: ["--site", sitePath, "--broker", mqttURL, "--database", databaseURL, "--metrics-port", "0"],
+            log: aggregatorLog)
+        try waitForLog(aggregatorLog, containing: "connected to the broker", child: aggregator, children: children, stop: stop)
+        let monitor = try DemoMonitor(url: mqttURL, topics: Topics(site: site.id))
+        defer { monitor.close() }
+
+        // Every replay file starts at the same simulated instant (DemoVenue.clockGateway), and every
+        // edge is told the same wall-clock moment for it (replay.start_at): one clock for all, however
+        // long each process takes to start. Never earlier than planned, so batch times never lie ahead
+        // of the aggregator's clock.
+        let planned = venue.start + durationS * (1 - 1 / speedup)
+        let startAt = max(planned, Date().timeIntervalSince1970 + 1 + 0.04 * Double(site.gateways.count))
+        var edges: [Int] = []
+        for (g, gateway) in site.gateways.enumerated() {
+            let spool = "\(work)/spool/\(gateway.id)"
+            try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+            edges.append(try children.spawn(
+                name: "waymark-edge \(gateway.id)", executable: binDirectory + "/waymark-edge",
+                arguments: ["--site", sitePath, "--gateway", gateway.id, "--source", "replay:" + venue.replayFiles[g],
+                            "--broker", mqttURL, "--rate", Self.number(speedup), "--window", Self.number(DemoVenue.window),
+                            "--spool-dir", spool, "--metrics-port", "0", "--set", "spool.fsync=false",
+                            "--set", String(format: "replay.start_at=%.3f", startAt)],
+                log: "\(work)/logs/edge-\(gateway.id).log"))
+        }
+        let edgesStarted = startAt
+        say("[3/5] started waymark-aggregator and \(edges.count) waymark-edge processes (one per gateway, replay at "
+            + "\(Self.number(speedup))×, own spools); logs in \(work)/logs")
+
+        let db = try? PostgresConnection(url: databaseURL)
+        defer { db?.close() }
+        var progress = DemoProgress()
+        var lastAcked = -1, lastChange = Date().timeIntervalSince1970, lastQuery = 0.0
+        var visits: Int?
+        let replayS = durationS / speedup
+        while true {
+            if stop.received != nil { progress.finish(); throw Interrupted() }
+            for ended in children.reap() {
+                progress.finish()
+                throw DemoError("\(ended.name) stopped unexpectedly (\(DemoChildren.describe(ended.exitStatus ?? 0))); its log "
+                                + "\(ended.log) ends with:\n\(DemoChildren.tail(ended.log))")
+            }
+            var published = 0, acked = 0
+            for (g, gateway) in site.gateways.enumerated() {
+                published += min(monitor.publishedCount(gateway.id), venue.expectedBatches[g])
+                acked += min(monitor.ackedSeq(gateway.id), venue.expectedBatches[g])
+            }
+            let now = Date().timeIntervalSince1970
+            if now - lastQuery >= 1, let db {
+                lastQuery = now
+                visits = DemoResults.visitCount(db, site: site.id) ?? visits
+            }
+            let fraction = max(0, min(1, (now - edgesStarted) / replayS))
+            progress.show(.init(simulatedTime: venue.start + fraction * durationS, fraction: fraction, published: published,
+                                acked: acked, expected: venue.totalBatches, visits: visits, gatewaysRunning: children.running.count - 1))
+            if acked >= venue.totalBatches { break }
+            if acked != lastAcked { lastAcked = acked; lastChange = now }
+            if now - edgesStarted > replayS + 60, now - lastChange > 90 {
+                progress.finish()
+                throw DemoError("no batch acknowledged for 90 s (\(acked) of \(venue.totalBatches)); see \(aggregatorLog)"
+                                + " and the edge logs in \(work)/logs")
+            }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        progress.finish()
+        let took = Date().timeIntervalSince1970 - edgesStarted
+        let killed = children.stop([aggregator], timeout: 30)
+        guard killed.isEmpty else { throw DemoError("waymark-aggregator did not stop within 30 s of SIGTERM; see \(aggregatorLog)") }
+        children.stop(edges, timeout: 10)
+        say("[4/5] all \(venue.totalBatches) batches published and acknowledged after the aggregator committed them "
+            + "(\(String(format: "%.1f", took)) s for \(durationText) simulated); aggregator and edges stopped (SIGTERM)")
+    }
+
+    /// Step 5: reports, accuracy, map and how to explore.
+    func report(venue: DemoVenue, results: DemoResults, began: Double) throws {
+        let stored = try results.exportStored(to: work + "/stored.jsonl")
+        say("[5/5] stored in PostgreSQL: \(stored.visits) visits, \(stored.journeys) journeys, \(stored.locations) current-region changes, \(stored.devices) devices\n")
+        let range = DemoResults.range(start: venue.start, end: venue.end)
+        let common = ["--from", range.from, "--to", range.to, "--site", sitePath, "--database", databaseURL]
+        say("== Foot traffic per region (waymark report traffic --by day) ==")
+        guard results.run(["report", "traffic", "--by", "day"] + common) else { throw DemoError("`waymark report traffic` failed") }
+        say("\n== Top paths (waymark report paths --limit 5) ==")
+        guard results.run(["report", "paths", "--limit", "5"] + common) else { throw DemoError("`waymark report paths` failed") }
+        say("\n== Accuracy of what the aggregator stored, against the simulator's ground truth (waymark evaluate) ==")
+        guard results.run(["evaluate", "--site", sitePath, "--truth", venue.truthPath, "--output", work + "/stored.jsonl"]) else {
+            throw DemoError("`waymark evaluate` failed")
+        }
+        say("(Visits still open when the period ended are not stored yet, as in a live venue: the aggregator writes a visit when it ends.)\n")
+        guard results.run(["report", "map", "--svg", work + "/map.svg"] + common) else { throw DemoError("`waymark report map` failed") }
+        say("""
+
+            Map: \(work)/map.svg (regions sized by visits, links by transitions)
+            Explore the data with psql: scripts/demo-psql.sh \(work)
+              e.g. SELECT region_id, count(*) FROM visits GROUP BY 1 ORDER BY 2 DESC;
+            Demo finished in \(String(format: "%.0f", Date().timeIntervalSince1970 - began)) s; nothing the demo started is still running.
+            """)
+    }
+
+    func waitForLog(_ path: String, containing text: String, child: Int, children: DemoChildren, stop: DemoStopFlag) throws {
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while Date() < deadline {
+            try checkStop(stop)
+            if let log = try? String(contentsOfFile: path, encoding: .utf8), log.contains(text) { return }
+            if let ended = children.reap().first {
+                throw DemoError("\(ended.name) stopped at start (\(DemoChildren.describe(ended.exitStatus ?? 0))):\n\(DemoChildren.tail(ended.log))")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw DemoError("\(children.children[child].name) did not connect within 60 s; see \(path)")
+    }
+
+    func checkStop(_ stop: DemoStopFlag) throws { if stop.received != nil { throw Interrupted() } }
+
+    func say(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+
+    static func clock(_ t: Double) -> String {
+        let f = ISO8601DateFormatter()
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: Date(timeIntervalSince1970: t))
+    }
+
+    static func number(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// The README's demo, short: `waymark demo` with 10 devices for 5 simulated minutes at 200×,
+/// against the Mosquitto and PostgreSQL that scripts/test.sh started (a database of its own, and
+/// a copy of the example site under a unique site id so its topics and aggregator session touch
+/// no other test). It must finish, print the report and the accuracy, write the map, and leave
+/// none of the processes it started running.
+@Suite("Demo", .enabled(if: PostgresTestServer.shouldRun))
+struct DemoTests {
+    @Test("waymark demo runs the pipeline end to end and prints the report and the accuracy")
+    func shortDemo() throws {
+        let mqtt = try #require(ProcessInfo.processInfo.environment["WAYMARK_MQTT_URL"],
+                                "WAYMARK_MQTT_URL is not set: run the tests with scripts/test.sh, which starts Mosquitto")
+        let database = try PostgresTestDatabase("demo")
+        defer { database.drop() }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-demo-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let example = try String(contentsOf: repo.appendingPathComponent("deploy/examples/museum.yaml"), encoding: .utf8)
+        let siteID = "demo-test-\(UInt32.random(in: 0...UInt32.max))"
+        let site = work + "/site.yaml"
+        try example.replacingOccurrences(of: "site: example-museum", with: "site: \(siteID)")
+            .write(toFile: site, atomically: true, encoding: .utf8)
+
+        let waymark = try Self.binary("waymark", repo: repo)
+        let log = work + "/demo.out"
+        let run = try AggregatorProcesses.run([
+            waymark, "demo", "--work", work + "/run", "--mqtt", mqtt, "--database", database.url, "--site", site,
+            "--devices", "10", "--duration", "5m", "--speedup", "200", "--seed", "3",
+        ])
+        try? run.output.write(toFile: log, atomically: true, encoding: .utf8)
+        #expect(run.status == 0, "waymark demo failed:\n\(run.output)")
+        let output = run.output
+        #expect(output.contains("[4/5] all "), "the gateways' batches were not all acknowledged:\n\(output)")
+        #expect(output.contains("== Foot traffic per region"))
+        #expect(output.contains("entrance-main"), "the traffic report names no region:\n\(output)")
+        #expect(output.contains("== Accuracy of what the aggregator stored"))
+        #expect(output.contains("visit recall") && output.contains("current region, exact"), "no accuracy figures:\n\(output)")
+        #expect(FileManager.default.fileExists(atPath: work + "/run/map.svg"))
+
+        // Every visit the report counted came from the pipeline: the database holds visits.
+        let db = try database.connect()
+        defer { db.close() }
+        let visits = try db.query("SELECT count(*)::int8 FROM visits WHERE site_id = $1", [siteID]).first?.int(0) ?? 0
+        #expect(visits > 0)
+
+        // Nothing the demo started is left running.
+        let leftovers = try AggregatorProcesses.run(["pgrep", "-f", work + "/run"])
+        #expect(leftovers.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
+                "processes left running: \(leftovers.output)")
+    }
+
+    /// A built executable next to the test bundle, else in .build/debug.
+    static func binary(_ name: String, repo: URL) throws -> String {
+        var candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path]
+        for b in Bundle.allBundles { candidates.append(b.bundleURL.deletingLastPathComponent().appendingPathComponent(name).path) }
+        candidates.append(repo.appendingPathComponent(".build/debug/\(name)").path)
+        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) },
+                            "\(name) not built (looked in \(candidates)); run `swift build` first")
+    }
+}
