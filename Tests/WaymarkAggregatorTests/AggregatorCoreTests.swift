@@ -125,3 +125,34 @@ import WaymarkFusion
         #expect(sets.last?.first == "r7")
     }
 }
+
+@Suite struct WriteBatchMergeTests {
+    @Test func mergingKeepsEveryRowTheLatestCheckpointsAndTheHighestMarks() throws {
+        var settings = AggregatorCore.Settings()
+        settings.clock.toleranceS = 1e9
+        settings.clock.maxAgeS = 1e10
+        let topics = Topics(site: "line")
+        var c = AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
+        let batches = LineWalk.batches(LineWalk.records(devices: 2, path: [0, 1, 2, 3, 2], dwell: 40, start: 1_700_000_000, regions: 4))
+        var writes: [WriteBatch] = []
+        for (i, b) in batches.enumerated() {
+            _ = c.handle(topic: topics.sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
+            if i % 50 == 49, let w = c.sealWrite() { writes.append(w) }
+        }
+        if let w = c.sealWrite() { writes.append(w) }
+        var merged = writes[0]
+        for w in writes.dropFirst() { merged.absorb(w) }
+        #expect(merged.visits == writes.flatMap(\.visits))
+        #expect(merged.sightingCount == writes.reduce(0) { $0 + $1.sightingCount })
+        #expect(merged.ingest.values.reduce(0) { $0 + $1.batches } == batches.count)
+        #expect(merged.checkpoints.count == 2)
+        #expect(merged.checkpoints.map(\.device).sorted() == [LineVenue.device(0), LineVenue.device(1)])
+        let lastFor = { (d: DeviceID) in writes.last { w in w.checkpoints.contains { $0.device == d } }!.checkpoints.first { $0.device == d }! }
+        #expect(merged.checkpoints.allSatisfy { $0 == lastFor($0.device) })
+        for g in 0..<4 {
+            let key = ProgressTracker.Key(gateway: "gw-\(g)", boot: "boot-1")
+            #expect(merged.progress[key] == writes.compactMap { $0.progress[key] }.max())
+        }
+        #expect(merged.aggregatorState == writes.last!.aggregatorState)
+    }
+}

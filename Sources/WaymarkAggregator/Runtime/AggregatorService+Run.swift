@@ -112,6 +112,7 @@ extension AggregatorService {
                 case .accepted(let n):
                     metrics.batches.increment()
                     metrics.sightings.increment(by: Int64(n))
+                    lock.lock(); fusedSightingsStorage += n; lock.unlock()
                     metrics.fusionLag.set(m.receivedAt - core.latest)
                 case .rejected(let reason, let gateway):
                     metrics.rejected[reason]?.increment()

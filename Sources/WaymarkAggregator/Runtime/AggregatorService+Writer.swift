@@ -8,6 +8,8 @@ extension AggregatorService {
     /// How long a stopping aggregator keeps retrying an unreachable database before it gives up
     /// (what is not committed is not acked, so the gateways resend it to the next run).
     static let shutdownGraceS = 15.0
+    /// Queued writes are merged into one transaction up to about this many rows.
+    static let maxMergedRows = 500_000
 
     /// The writer thread: commits each sealed batch in order, then acks it.
     func writerLoop(url: String) {
@@ -15,7 +17,9 @@ extension AggregatorService {
         var failing = false
         var stopDeadline: Double?
         defer { writerDone.signal() }
-        while let batch = nextWrite() {
+        while var batch = nextWrite() {
+            // Commit everything already queued together (see WriteBatch.absorb).
+            while batch.rowCount < Self.maxMergedRows, let more = writes.pop(timeout: 0) { batch.absorb(more) }
             var attempts = 0
             while true {
                 if isStopping {

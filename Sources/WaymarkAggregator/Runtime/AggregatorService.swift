@@ -42,6 +42,12 @@ public final class AggregatorService: @unchecked Sendable {
         return committedSightingsStorage
     }
     var committedSightingsStorage = 0
+    /// Sightings taken by the fusion engine so far (for the benchmark).
+    public var fusedSightings: Int {
+        lock.lock(); defer { lock.unlock() }
+        return fusedSightingsStorage
+    }
+    var fusedSightingsStorage = 0
 
     struct Inbound: Sendable {
         var topic: String
