@@ -55,14 +55,14 @@ enum EdgeBenchmark {
 
     /// The pure stages alone: text parsing, then decode + filter + window.
     static func stages(capture: String, repetitions: Int) throws {
-        let text = try String(contentsOfFile: capture, encoding: .utf8)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: capture)))
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
         var events: [[UInt8]] = []
         var start = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<repetitions {
             var parser = ReplayParser()
             events.removeAll(keepingCapacity: true)
-            for line in lines { for item in parser.feed(line) { if case .hciEvent(let b, _, _) = item { events.append(b) } } }
+            for line in lines { parser.feed(bytes: line) { if case .hciEvent(let b, _, _) = $0 { events.append(b) } } }
             for item in parser.finish() { if case .hciEvent(let b, _, _) = item { events.append(b) } }
         }
         let parseNS = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(repetitions * events.count)

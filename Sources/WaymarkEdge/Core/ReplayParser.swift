@@ -30,14 +30,10 @@ public struct ReplayParser: Sendable {
 
     /// Feeds one line (without its newline); returns the items it completes (0, 1 or 2).
     public mutating func feed(_ line: Substring) -> [ReplayItem] {
-        lineNumber += 1
-        let text = line.hasSuffix("\r") ? line.dropLast() : line
-        if format == nil {
-            if text.allSatisfy({ $0 == " " || $0 == "\t" }) { return [] }
-            format = text.first == "{" ? .jsonl : .hcidump
-        }
-        if format == .jsonl { return text.isEmpty ? [] : [Self.parseJSONLine(text, line: lineNumber)] }
-        return feedDump(text)
+        var out: [ReplayItem] = []
+        let bytes = Array(line.utf8)
+        feed(bytes: bytes[...]) { out.append($0) }
+        return out
     }
 
     /// Call at the end of the input: returns the last packet, if one is open.
@@ -45,38 +41,53 @@ public struct ReplayParser: Sendable {
         flush().map { [$0] } ?? []
     }
 
-    private mutating func feedDump(_ text: Substring) -> [ReplayItem] {
-        var out: [ReplayItem] = []
-        let utf8 = text.utf8
-        if utf8.first == UInt8(ascii: " "), pending != nil {
-            if !Self.appendHex(utf8.dropFirst(), to: &pending!.hex) { pending!.bad = true }
-            return out
+    /// Feeds one line given as bytes (without its newline), handing completed items to `emit`.
+    /// The allocation-light path used by ``ReplaySource``.
+    public mutating func feed(bytes raw: ArraySlice<UInt8>, emit: (ReplayItem) -> Void) {
+        lineNumber += 1
+        var line = raw
+        if line.last == 0x0D { line = line.dropLast() }
+        if format == nil {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
+            format = line.first == UInt8(ascii: "{") ? .jsonl : .hcidump
         }
-        if let done = flush() { out.append(done) }
-        var body = text
+        if format == .jsonl {
+            if !line.isEmpty { emit(Self.parseJSONLine(Substring(String(decoding: line, as: UTF8.self)), line: lineNumber)) }
+            return
+        }
+        if line.first == 0x20, pending != nil {
+            if !Self.appendHex(line.dropFirst(), to: &pending!.hex) { pending!.bad = true }
+            return
+        }
+        if let done = flush() { emit(done) }
+        var body = line
         var time: Double?
-        if let first = utf8.first, (0x30...0x39).contains(first) {
+        if let first = line.first, (0x30...0x39).contains(first) {
             // `-t` form: a timestamp, then the direction marker.
+            let text = String(decoding: line, as: UTF8.self)[...]
             guard let marker = text.firstRange(of: " > ") ?? text.firstRange(of: " < "),
                   let t = Self.parseTimestamp(text[..<marker.lowerBound]) else {
-                out.append(.malformed(line: lineNumber, reason: "expected 'YYYY-MM-DD HH:MM:SS.ffffff > hex…' (hcidump -t)"))
-                return out
+                emit(.malformed(line: lineNumber, reason: "expected 'YYYY-MM-DD HH:MM:SS.ffffff > hex…' (hcidump -t)"))
+                return
             }
             time = t
-            body = text[text.index(after: marker.lowerBound)...]
+            body = line.dropFirst(text.utf8.distance(from: text.startIndex, to: marker.lowerBound) + 1)
         }
-        if body.hasPrefix("> ") || body.hasPrefix("< ") {
+        let direction = body.first
+        if (direction == UInt8(ascii: ">") || direction == UInt8(ascii: "<")), body.dropFirst().first == 0x20 {
             var hex: [UInt8] = []
             hex.reserveCapacity(48)
-            let ok = Self.appendHex(body.utf8.dropFirst(2), to: &hex)
-            pending = (lineNumber, hex, time, body.hasPrefix(">"), !ok)
-        } else if body.hasPrefix("HCI sniffer") || body.hasPrefix("device:") || body.isEmpty {
+            let ok = Self.appendHex(body.dropFirst(2), to: &hex)
+            pending = (lineNumber, hex, time, direction == UInt8(ascii: ">"), !ok)
+        } else if body.isEmpty || body.starts(with: Self.snifferHeader) || body.starts(with: Self.deviceHeader) {
             // header lines and blank lines
         } else {
-            out.append(.malformed(line: lineNumber, reason: "not an hcidump --raw line (expected '> ', '< ' or a continuation indented by two spaces)"))
+            emit(.malformed(line: lineNumber, reason: "not an hcidump --raw line (expected '> ', '< ' or a continuation indented by two spaces)"))
         }
-        return out
     }
+
+    private static let snifferHeader = Array("HCI sniffer".utf8)
+    private static let deviceHeader = Array("device:".utf8)
 
     private mutating func flush() -> ReplayItem? {
         guard let p = pending else { return nil }
@@ -86,18 +97,31 @@ public struct ReplayParser: Sendable {
         return .hciEvent(p.hex, time: p.time, line: p.line)
     }
 
-    /// Appends space-separated hex pairs; false on anything else.
-    static func appendHex(_ text: Substring.UTF8View.SubSequence, to out: inout [UInt8]) -> Bool {
-        var high: UInt8?
-        for c in text {
-            if c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") {
-                if high != nil { return false }
-                continue
-            }
-            guard let v = Hex.nibble(c) else { return false }
-            if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
+    /// Hex digit values, 0xFF for anything else.
+    private static let nibbles: [UInt8] = (0..<256).map { c in
+        switch c {
+        case 0x30...0x39: UInt8(c - 0x30)
+        case 0x41...0x46: UInt8(c - 0x41 + 10)
+        case 0x61...0x66: UInt8(c - 0x61 + 10)
+        default: 0xFF
         }
-        return high == nil
+    }
+
+    /// Appends space-separated hex pairs; false on anything else.
+    static func appendHex(_ text: ArraySlice<UInt8>, to out: inout [UInt8]) -> Bool {
+        nibbles.withUnsafeBufferPointer { table in
+            var high: UInt8 = 0xFF
+            for c in text {
+                if c == 0x20 || c == 0x09 {
+                    if high != 0xFF { return false }
+                    continue
+                }
+                let v = table[Int(c)]
+                if v == 0xFF { return false }
+                if high != 0xFF { out.append(high << 4 | v); high = 0xFF } else { high = v }
+            }
+            return high == 0xFF
+        }
     }
 
     /// `YYYY-MM-DD HH:MM:SS[.ffffff]` as UTC → Unix seconds.
