@@ -26,8 +26,8 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "PostgreSQL URL (default $WAYMARK_DATABASE_URL).") var database: String?
     @Option(help: "The site file (default deploy/examples/museum.yaml).") var site: String?
     @Option(help: "Number of simulated devices.") var devices: Int = 100
-    @Option(help: "Simulated period, e.g. 5m, 30m, 2h.") var duration: String = "30m"
-    @Option(help: "Replay speed: simulated seconds per real second.") var speedup: Double = 60
+    @Option(help: "Simulated period, e.g. 5m, 30m, 2h.") var duration: String = "20m"
+    @Option(help: "Replay speed: simulated seconds per real second.") var speedup: Double = 30
     @Option(help: "Random seed of the simulation.") var seed: UInt64 = 1
     @Option(help: "Folder with waymark-edge and waymark-aggregator (default: next to this program).") var bin: String?
 

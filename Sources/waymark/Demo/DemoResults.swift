@@ -57,6 +57,24 @@ struct DemoResults {
         return stored
     }
 
+    /// The most common sub-paths of 3 and 4 regions (`waymark_report_paths`, kind subpath) as
+    /// text lines; whole journeys are left to `waymark report paths`, they are long.
+    func topSubpaths(from: String, to: String, limit: Int) throws -> [String] {
+        do {
+            let db = try PostgresConnection(url: databaseURL)
+            defer { db.close() }
+            let rows = try db.query("""
+                SELECT length, rank::int8, path, occurrences::int8, share FROM waymark_report_paths($1, $2::timestamptz, $3::timestamptz, NULL, 'day', $4)
+                WHERE kind = 'subpath' AND length >= 3 ORDER BY length, rank
+                """, [siteID, from, to, limit])
+            return try rows.rows.map { r in
+                String(format: "%d regions  #%d  %5d×  %4.1f %%  ", try r.int(0), try r.int(1), try r.int(3), try r.double(4) * 100) + (try r.string(2))
+            }
+        } catch {
+            throw DemoError("cannot read the top paths: \(error)")
+        }
+    }
+
     /// Visits of the site already in the database (nil when it cannot be read).
     func storedVisits() throws -> Int? {
         let db: PostgresConnection
@@ -73,11 +91,12 @@ struct DemoResults {
     }
 
     /// Runs `waymark ARGUMENTS…` with its output on ours; true when it succeeded.
-    func run(_ arguments: [String]) -> Bool {
+    func run(_ arguments: [String], quiet: Bool = false) -> Bool {
         fflush(nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: waymark)
         process.arguments = arguments
+        if quiet { process.standardError = FileHandle(forWritingAtPath: "/dev/null") }
         do { try process.run() } catch { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0

@@ -150,13 +150,24 @@ struct DemoRun {
         let common = ["--from", range.from, "--to", range.to, "--site", sitePath, "--database", databaseURL]
         say("== Foot traffic per region (waymark report traffic --by day) ==")
         guard results.run(["report", "traffic", "--by", "day"] + common) else { throw DemoError("`waymark report traffic` failed") }
-        say("\n== Top paths (waymark report paths --limit 5) ==")
-        guard results.run(["report", "paths", "--limit", "5"] + common) else { throw DemoError("`waymark report paths` failed") }
+        say("\n== Top paths: the most common sub-paths of 3 and 4 regions (waymark report paths also ranks whole journeys) ==")
+        for line in try results.topSubpaths(from: range.from, to: range.to, limit: 5) { say(line) }
         say("\n== Accuracy of what the aggregator stored, against the simulator's ground truth (waymark evaluate) ==")
         guard results.run(["evaluate", "--site", sitePath, "--truth", venue.truthPath, "--output", work + "/stored.jsonl"]) else {
             throw DemoError("`waymark evaluate` failed")
         }
-        say("(Visits still open when the period ended are not stored yet, as in a live venue: the aggregator writes a visit when it ends.)\n")
+        say("(Visits still open when the period ended are not stored yet, as in a live venue: the aggregator writes a visit when it ends.)")
+        say("\n== Reference: the same sightings through the same fusion engine offline, in time order (waymark replay), "
+            + "and the naive strongest-gateway rule ==")
+        let offline = work + "/replay-output.jsonl"
+        guard results.run(["replay", "--site", sitePath, "--input", venue.allSightingsPath, "--output", offline], quiet: true),
+              results.run(["evaluate", "--site", sitePath, "--truth", venue.truthPath, "--output", offline,
+                           "--sightings", venue.allSightingsPath]) else {
+            throw DemoError("`waymark replay` or `waymark evaluate` on \(venue.allSightingsPath) failed")
+        }
+        say("(The live figures trail these when the speed-up outruns this machine: 37 edge processes, the aggregator, "
+            + "Mosquitto and PostgreSQL share its cores, and gateways that fall behind their clock deliver late evidence. "
+            + "A lower --speedup brings them closer.)\n")
         guard results.run(["report", "map", "--svg", work + "/map.svg"] + common) else { throw DemoError("`waymark report map` failed") }
         say("""
 

@@ -13,6 +13,8 @@ struct DemoVenue {
     var expectedBatches: [Int] = []
     var sightings = 0
     var truthPath = ""
+    /// All gateways' sightings in time order (for `waymark replay`, the offline reference).
+    var allSightingsPath = ""
     var start = 0.0
     var end = 0.0
 
@@ -35,6 +37,8 @@ struct DemoVenue {
             try SimulationOutput.writeTruth(scenario: scenario, path: venue.truthPath)
             let folder = directory + "/replay"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            venue.allSightingsPath = directory + "/sightings.jsonl"
+            let all = try BufferedFileWriter(path: venue.allSightingsPath)
             var writers: [BufferedFileWriter] = []
             for g in site.gateways {
                 let path = "\(folder)/\(g.id).jsonl"
@@ -54,6 +58,7 @@ struct DemoVenue {
                 for s in chunk {
                     let g = Int(s.gateway)
                     encoder.appendSighting(s, to: &writers[g].buffer)
+                    encoder.appendSighting(s, to: &all.buffer)
                     let w = (s.time / window).rounded(.down)
                     if w > lastWindow[g] {
                         // A later window closes the open one (one batch each); an earlier sighting
@@ -63,6 +68,7 @@ struct DemoVenue {
                     }
                     try writers[g].flushIfFull()
                 }
+                try all.flushIfFull()
                 venue.sightings += chunk.count
                 if generator.progress >= reported + 0.1 {
                     reported = generator.progress
@@ -70,6 +76,7 @@ struct DemoVenue {
                 }
             }
             for w in writers { try w.close() }
+            try all.close()
         } catch let error as OutputError {
             throw DemoError("cannot write the simulated venue: \(error.description)")
         }
