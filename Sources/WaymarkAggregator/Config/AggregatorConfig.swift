@@ -57,7 +57,7 @@ public struct AggregatorConfig: Sendable {
     public var rawRetentionDays = 30
 
     /// `publish.interval_ms`: device state and monitored sets are published at most this often per device.
-    public var publishIntervalMS = 250
+    public var publishIntervalMS = 1000
 
     /// `metrics.host`, `metrics.port` (0 = off).
     public var metricsHost = "127.0.0.1"
