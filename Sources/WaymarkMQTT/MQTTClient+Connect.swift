@@ -17,7 +17,12 @@ extension MQTTClient {
                             message: "connect() was already called", hint: "create one MQTTClient per connection")
         }
         box.context = connection.description
-        if connection.username != nil || connection.password != nil {
+        if connection.password != nil && connection.username == nil {
+            throw MQTTError(kind: .invalidArgument, call: "mosquitto_username_pw_set", code: MOSQ_ERR_INVAL.rawValue,
+                            message: "a password was given without a username",
+                            hint: "set the username too (MQTT sends a password only together with a username)")
+        }
+        if connection.username != nil {
             try MQTTError.check("mosquitto_username_pw_set",
                                 mosquitto_username_pw_set(mosq, connection.username, connection.password))
         }

@@ -48,6 +48,11 @@ import WaymarkService
         #expect(scan?.description.contains("WAYMARK_EDGE_SCAN_WINDOW_MS") == true)
         let url = #expect(throws: ConfigLayers.ConfigError.self) { try load(flags: ["site": "s", "gateway": "g", "mqtt.url": "http://x"]) }
         #expect(url?.description.contains("mqtt://") == true)
+        let lonePassword = #expect(throws: ConfigLayers.ConfigError.self) {
+            try load(flags: ["site": "s", "gateway": "g", "mqtt.password": "hunter2"])
+        }
+        #expect(lonePassword?.description.contains("mqtt.username") == true)
+        #expect(lonePassword?.description.contains("hunter2") == false)
         let unknown = #expect(throws: ConfigLayers.ConfigError.self) { try load(file: "site: s\ngateway: g\nspool: {max_byte: 1}\n") }
         #expect(unknown?.description.contains("spool.max_byte") == true)
     }

@@ -58,7 +58,14 @@ extension EdgeConfig {
         c.mqttReconnectMaxS = try layers.int("mqtt.reconnect_max_s", default: c.mqttReconnectMaxS)
         try check(c.mqttReconnectMinS >= 1 && c.mqttReconnectMaxS >= c.mqttReconnectMinS, "mqtt.reconnect_max_s",
                   "reconnect_min_s must be ≥ 1 and reconnect_max_s ≥ reconnect_min_s")
-        do { _ = try c.connection() } catch {
+        do {
+            let connection = try c.connection()
+            if connection.password != nil && connection.username == nil {
+                throw ConfigLayers.ConfigError("mqtt.password is set but mqtt.username is not: set both (or put user:password@ in mqtt.url)")
+            }
+        } catch let error as ConfigLayers.ConfigError {
+            throw error
+        } catch {
             throw ConfigLayers.ConfigError("mqtt.url: \(error)")
         }
 

@@ -10,7 +10,11 @@ extension EdgeAgent {
     /// source error, or (with `replay.exit_when_done`) the end of a fully delivered replay. Then
     /// shuts down cleanly. Rethrows a fatal source error after the shutdown.
     public func run() async throws {
-        try start()
+        do { try start() } catch {
+            client.close()
+            lock.withLock { spool.close() }
+            throw error
+        }
         await withGracefulShutdownHandler {
             while !Task.isCancelled {
                 if tick() { break }
