@@ -17,7 +17,7 @@ import WaymarkService
     @Test("flags override the environment, which overrides the file; defaults fill the rest")
     func layering() throws {
         let c = try load(flags: ["window_s": "2"], env: ["WAYMARK_EDGE_WINDOW_S": "3", "WAYMARK_EDGE_MQTT_URL": "mqtt://env:1884"],
-                         file: "site: s.yaml\ngateway: gw1\nwindow_s: 4\nmqtt: {url: 'mqtt://file:1885', password: hunter2}\nspool:\n  max_bytes: 8192\n")
+                         file: "site: s.yaml\ngateway: gw1\nwindow_s: 4\nmqtt: {url: 'mqtt://file:1885', username: gw1, password: hunter2}\nspool:\n  max_bytes: 8192\n")
         #expect(c.windowS == 2)
         #expect(c.mqttURL == "mqtt://env:1884")
         #expect(c.mqttPassword == "hunter2")
