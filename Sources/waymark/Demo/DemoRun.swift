@@ -169,10 +169,12 @@ struct DemoRun {
             + "Mosquitto and PostgreSQL share its cores, and gateways that fall behind their clock deliver late evidence. "
             + "A lower --speedup brings them closer.)\n")
         guard results.run(["report", "map", "--svg", work + "/map.svg"] + common) else { throw DemoError("`waymark report map` failed") }
+        // The bulky inputs go (hundreds of MB); the truth, the outputs, the logs and the database stay.
+        for bulky in ["/replay", "/spool", "/sightings.jsonl"] { try? FileManager.default.removeItem(atPath: work + bulky) }
         say("""
 
             Map: \(work)/map.svg (regions sized by visits, links by transitions)
-            Explore the data with psql: scripts/demo-psql.sh \(work)
+            Explore the data with psql: scripts/demo-psql.sh \(work)   (remove the directory when done: rm -rf \(work))
               e.g. SELECT region_id, count(*) FROM visits GROUP BY 1 ORDER BY 2 DESC;
             Demo finished in \(String(format: "%.0f", Date().timeIntervalSince1970 - began)) s; nothing the demo started is still running.
             """)
