@@ -45,13 +45,7 @@ struct DemoCommand: ParsableCommand {
         guard devices >= 1 && devices <= 100_000 else { throw ValidationError("--devices must be between 1 and 100000") }
         guard speedup >= 1 && speedup <= 1000 else { throw ValidationError("--speedup must be between 1 and 1000") }
         let sitePath = site ?? Self.defaultSite()
-        let loaded: Site
-        do {
-            loaded = try SiteLoader.load(path: sitePath).site
-        } catch {
-            for d in error.diagnostics { printError(d.description) }
-            throw ExitCode(1)
-        }
+        let loaded = try loadSiteOrExit(sitePath)
         let waymark = Self.executablePath()
         let binDirectory = bin ?? URL(fileURLWithPath: waymark).deletingLastPathComponent().path
         for tool in ["waymark-edge", "waymark-aggregator"] where !FileManager.default.isExecutableFile(atPath: "\(binDirectory)/\(tool)") {

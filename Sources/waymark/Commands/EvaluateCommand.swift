@@ -26,15 +26,7 @@ struct EvaluateCommand: ParsableCommand {
     @Flag(help: "Print the report as JSON.") var json = false
 
     func run() throws {
-        let loaded: Site
-        do {
-            let (s, warnings) = try SiteLoader.load(path: site)
-            for w in warnings { printError(w.description) }
-            loaded = s
-        } catch {
-            for d in error.diagnostics { printError(d.description) }
-            throw ExitCode(1)
-        }
+        let loaded = try loadSiteOrExit(site)
         var reader = EvaluationReader(site: loaded)
         let truthData: TruthData
         let waymarkRun: RecordedRun

@@ -25,15 +25,7 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Also write transition lines.") var transitions = false
 
     func run() throws {
-        let loaded: Site
-        do {
-            let (s, warnings) = try SiteLoader.load(path: site)
-            for w in warnings { printError(w.description) }
-            loaded = s
-        } catch {
-            for d in error.diagnostics { printError(d.description) }
-            throw ExitCode(1)
-        }
+        let loaded = try loadSiteOrExit(site)
         guard reorderWindow >= 0, reorderWindow.isFinite else {
             throw ValidationError("--reorder-window must be zero or a positive number of seconds")
         }

@@ -49,15 +49,7 @@ struct SimulateCommand: ParsableCommand {
     @Flag(help: "No progress on stderr.") var quiet = false
 
     func run() throws {
-        let loaded: Site
-        do {
-            let (s, warnings) = try SiteLoader.load(path: site)
-            for w in warnings { printError(w.description) }
-            loaded = s
-        } catch {
-            for d in error.diagnostics { printError(d.description) }
-            throw ExitCode(1)
-        }
+        let loaded = try loadSiteOrExit(site)
         let parameters = try makeParameters()
         let began = Date()
         let scenario: Scenario
