@@ -72,7 +72,8 @@ LANGUAGE sql AS $$
 $$;
 
 CREATE FUNCTION waymark_report_refresh(p_site text DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public SET TimeZone = 'UTC' AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public SET TimeZone = 'UTC'
+    SET work_mem = '128MB' AS $$
 DECLARE
     s text;
     hours timestamptz[];
