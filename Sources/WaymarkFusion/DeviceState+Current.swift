@@ -8,6 +8,8 @@ extension DeviceState {
     /// not adjacent), and a move or a leave when the current region is no longer inside.
     mutating func evaluateCurrent(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         var best = -1, bestRank = Int.max, bestDistance = Double.infinity, cur = -1
+        // The best inside region that is also within its radius now: the only kind of challenger.
+        var near = -1, nearRank = Int.max, nearDistance = Double.infinity
         for i in slots.indices {
             if slots[i].region == current { cur = i }
             guard slots[i].state == .inside else { continue }
@@ -15,6 +17,10 @@ extension DeviceState {
             let distance = d ?? .infinity
             if p.rank < bestRank || (p.rank == bestRank && distance < bestDistance) {
                 best = i; bestRank = p.rank; bestDistance = distance
+            }
+            if distance <= ctx.regionRadius[Int(slots[i].region)],
+               p.rank < nearRank || (p.rank == nearRank && distance < nearDistance) {
+                near = i; nearRank = p.rank; nearDistance = distance
             }
         }
         if current < 0 {
@@ -31,6 +37,7 @@ extension DeviceState {
             }
             return
         }
+        if ctx.parameters.challengerWithinRadius { best = near; bestDistance = nearDistance }
         guard best >= 0, best != cur else { challenger = -1; return }
         let p = ctx.parameters
         let rival = slots[best].region
@@ -39,7 +46,9 @@ extension DeviceState {
         let lead = ctx.leadDB(incumbent: incumbent, challenger: bestDistance)
         guard lead > 0, lead >= (adjacent ? p.switchMarginDB : p.nonadjacentMarginDB) else { challenger = -1; return }
         if challenger != rival { challenger = rival; challengerSince = t }
-        if t - challengerSince >= (adjacent ? p.switchDwellS : p.nonadjacentDwellS) {
+        let dwell = !adjacent ? p.nonadjacentDwellS
+            : lead >= p.strongSwitchMarginDB ? p.strongSwitchDwellS : p.switchDwellS
+        if t - challengerSince >= dwell {
             move(to: rival, since: challengerSince, at: t, ctx, into: &out)
         }
     }

@@ -22,7 +22,8 @@ import WaymarkCore
     }
 
     @Test func challengerBeyondTheMarginWinsAfterTheDwell() throws {
-        var d = Driver(try Venue.line(2, spacing: 6, radius: 5))
+        // The strong-lead shortcut is switched off: this pins the ordinary margin-and-dwell rule.
+        var d = Driver(try Venue.line(2, spacing: 6, radius: 5, fusion: "strong_switch_margin_db: 40"))
         d.run(for: 10, step: 0.2, hearAt(2))
         let moved = d.now
         d.run(for: 10, step: 0.2, hearAt(4.5))

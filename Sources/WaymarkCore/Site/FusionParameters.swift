@@ -58,6 +58,14 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     public var switchMarginDB: Double = 3
     /// `switch_dwell_s`: …for this long without interruption.
     public var switchDwellS: Double = 2
+    /// `strong_switch_margin_db` / `strong_switch_dwell_s`: an adjacent challenger that leads by at
+    /// least this much switches after this shorter dwell (a clear lead needs little confirmation;
+    /// small leads still need `switch_dwell_s`).
+    public var strongSwitchMarginDB: Double = 8
+    public var strongSwitchDwellS: Double = 0
+    /// `challenger_within_radius`: only a region whose distance is within its radius now (not one
+    /// still `inside` from earlier evidence) may challenge the current region.
+    public var challengerWithinRadius: Bool = true
     /// `nonadjacent_margin_db` / `nonadjacent_dwell_s`: the stronger, longer evidence a challenger
     /// needs when it is not adjacent to the current region in the beacon graph.
     public var nonadjacentMarginDB: Double = 6
@@ -87,6 +95,9 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         case outlierMaxRun = "outlier_max_run"
         case switchMarginDB = "switch_margin_db"
         case switchDwellS = "switch_dwell_s"
+        case strongSwitchMarginDB = "strong_switch_margin_db"
+        case strongSwitchDwellS = "strong_switch_dwell_s"
+        case challengerWithinRadius = "challenger_within_radius"
         case nonadjacentMarginDB = "nonadjacent_margin_db"
         case nonadjacentDwellS = "nonadjacent_dwell_s"
         case reacquireS = "reacquire_s"
@@ -119,6 +130,9 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         try get(.outlierMaxRun, \.outlierMaxRun, in: &p)
         try get(.switchMarginDB, \.switchMarginDB, in: &p)
         try get(.switchDwellS, \.switchDwellS, in: &p)
+        try get(.strongSwitchMarginDB, \.strongSwitchMarginDB, in: &p)
+        try get(.strongSwitchDwellS, \.strongSwitchDwellS, in: &p)
+        try get(.challengerWithinRadius, \.challengerWithinRadius, in: &p)
         try get(.nonadjacentMarginDB, \.nonadjacentMarginDB, in: &p)
         try get(.nonadjacentDwellS, \.nonadjacentDwellS, in: &p)
         try get(.reacquireS, \.reacquireS, in: &p)
@@ -151,6 +165,13 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         positive(outlierGateSigma, .outlierGateSigma)
         nonNegative(switchMarginDB, .switchMarginDB)
         nonNegative(switchDwellS, .switchDwellS)
+        nonNegative(strongSwitchDwellS, .strongSwitchDwellS)
+        if !(strongSwitchMarginDB >= switchMarginDB) || !strongSwitchMarginDB.isFinite {
+            out.append((CodingKeys.strongSwitchMarginDB.rawValue, "must be at least switch_margin_db (\(switchMarginDB)), got \(strongSwitchMarginDB)"))
+        }
+        if strongSwitchDwellS > switchDwellS {
+            out.append((CodingKeys.strongSwitchDwellS.rawValue, "must be at most switch_dwell_s (\(switchDwellS)): a stronger lead needs less confirmation, got \(strongSwitchDwellS)"))
+        }
         nonNegative(nonadjacentMarginDB, .nonadjacentMarginDB)
         nonNegative(nonadjacentDwellS, .nonadjacentDwellS)
         nonNegative(reacquireS, .reacquireS)
