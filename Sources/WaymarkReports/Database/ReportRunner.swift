@@ -102,6 +102,9 @@ public struct ReportRunner {
     func database<T>(_ what: String, _ body: () throws -> T) throws(ReportError) -> T {
         do {
             return try body()
+        } catch let error as PostgresError where error.sqlState == "22023" {
+            // The report functions' argument checks (unknown site, region or period): the user's to fix.
+            throw ReportError(.badArgument, "\(error.message); \(error.hint ?? "")")
         } catch let error as PostgresError {
             throw ReportError(.database, "cannot \(what): \(error)")
         } catch let error as ReportError {
