@@ -70,3 +70,15 @@ import WaymarkCore
         #expect(try run("challenger_within_radius: false") == ["r0", "r1", "r0", "r1"])
     }
 }
+
+extension GradedSwitchTests {
+    @Test func briefStrongLeadIsAShortVisit() throws {
+        // The same 2 s excursion that the ordinary 4 s dwell ignores: with the strong-lead shortcut
+        // (8 dB, 0 s) it is recorded, as a short pass through r1 would be.
+        var d = Driver(try Venue.line(2, spacing: 6, radius: 5, fusion: "switch_dwell_s: 4\nnonadjacent_dwell_s: 8"))
+        d.run(for: 10, step: 0.2, hearAt(1.5))
+        d.run(for: 2, step: 0.2, hearAt(5.5))
+        d.run(for: 20, step: 0.2, hearAt(1.5))
+        #expect(d.locations.map(\.region) == ["r0", "r1", "r0"])
+    }
+}
