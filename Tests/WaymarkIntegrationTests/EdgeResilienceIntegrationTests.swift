@@ -26,6 +26,14 @@ struct EdgeResilienceIntegrationTests {
         config.windowS = 0.25
         let run = try RunningAgent(config, source: ReplaySource(path: EdgeHarness.capture2x, rate: 2, startTime: 36_000))
         #expect(await eventually(timeout: 5) { run.agent.snapshot().nextSeq > 2 })
+        // Batches are cut whether or not the agent is connected, so wait for the first connection
+        // (and a delivered batch) too: on a loaded machine the CONNACK can come after the outage
+        // began, and then the connection after it is the first one, not a reconnection.
+        #expect(await eventually(timeout: 10) {
+            let s = run.agent.snapshot()
+            return s.connected && s.runtime.published >= 1
+        })
+        #expect(run.agent.snapshot().runtime.reconnects == 0)
         broker.stop()
         #expect(await eventually(timeout: 5) { !run.agent.snapshot().connected })
         try await Task.sleep(for: .seconds(1.5))
