@@ -45,6 +45,9 @@ extension AggregatorConfig {
 
         c.gapTimeoutS = try layers.double("ingest.gap_timeout_s", default: c.gapTimeoutS)
         try check(c.gapTimeoutS >= 0, "ingest.gap_timeout_s", "must be ≥ 0 seconds")
+        c.reorderWindowS = try layers.double("ingest.reorder_window_s", default: c.reorderWindowS)
+        try check(c.reorderWindowS >= 0 && c.reorderWindowS <= 600, "ingest.reorder_window_s",
+                  "must be between 0 (off) and 600 seconds")
         c.clock.toleranceS = try layers.double("clock.tolerance_s", default: c.clock.toleranceS)
         try check(c.clock.toleranceS >= 0, "clock.tolerance_s", "must be ≥ 0 seconds")
         c.clock.maxCorrectionS = try layers.double("clock.max_correction_s", default: c.clock.maxCorrectionS)

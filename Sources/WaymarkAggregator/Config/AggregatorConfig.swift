@@ -47,6 +47,10 @@ public struct AggregatorConfig: Sendable {
     /// `ingest.gap_timeout_s`: how long a gap in a gateway's batch sequence is waited for (the
     /// gateway resends from the gap) before later batches are taken and the gap counts as lost.
     public var gapTimeoutS = 60.0
+    /// `ingest.reorder_window_s`: batches are held up to this long (receive clock) and fused in
+    /// order of window time once every active gateway has sent evidence that recent; 0 = fuse in
+    /// arrival order. See `ReorderBuffer`.
+    public var reorderWindowS = 2.0
 
     /// `clock.tolerance_s`, `clock.max_correction_s`, `clock.max_age_s`, `clock.max_future_s`: see `ClockSanity`.
     public var clock = ClockSanity.Parameters()
@@ -74,7 +78,7 @@ public struct AggregatorConfig: Sendable {
         "mqtt.url", "mqtt.client_id", "mqtt.username", "mqtt.password", "mqtt.ca_file", "mqtt.cert_file", "mqtt.key_file",
         "mqtt.keepalive_s", "mqtt.max_inflight",
         "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
-        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s",
+        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s", "ingest.reorder_window_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
         "raw_sightings.enabled", "raw_sightings.retention_days",
         "publish.interval_ms",

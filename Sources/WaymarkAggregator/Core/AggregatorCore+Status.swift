@@ -28,6 +28,7 @@ extension AggregatorCore {
             at = receivedAt
         }
         pending.statuses.append(.init(gateway: gateway, receivedAt: at, status: status))
+        if !retained { reorder.setOnline(gateway, status.state == .online) }
         if !retained || at >= latest {
             let evidence = max(latest, min(at, receivedAt))
             outputs += engine.gatewayStatus(g, online: status.state == .online, at: evidence)

@@ -13,6 +13,8 @@ public struct AggregatorCore: Sendable {
         public var rawSightings = false
         /// Seconds a gap in a gateway's sequence is waited for before the batches after it are taken.
         public var gapTimeoutS = 60.0
+        /// Longest a batch is held for event-time ordering (`ReorderBuffer`); 0 = fuse in arrival order.
+        public var reorderWindowS = 0.0
         public init() {}
     }
 
@@ -45,6 +47,8 @@ public struct AggregatorCore: Sendable {
     /// Entrance regions by gateway index (for `entrance_heard`).
     let entranceRegionsByGateway: [[String]]
     public internal(set) var counts = RejectCounts()
+    /// Accepted batches waiting for the event-time watermark.
+    public internal(set) var reorder: ReorderBuffer<HeldBatch>
     /// Events to publish now (device state and monitored sets are coalesced in `views`).
     var publications: [Publication] = []
 
@@ -57,6 +61,7 @@ public struct AggregatorCore: Sendable {
             indices.filter { site.regions[$0].isEntrance }.map { site.regions[$0].id }
         }
         views.monitoredSize = site.fusion.monitoredSetSize
+        reorder = ReorderBuffer(maxLatenessS: settings.reorderWindowS)
     }
 
     // MARK: Messages
@@ -96,19 +101,20 @@ public struct AggregatorCore: Sendable {
             return .rejected(.outOfOrder, gateway: gateway)
         }
         guard Self.timesAreConsistent(batch) else {
-            progress.markProcessed(key, seq: batch.seq)  // acked with the next write: resending cannot fix it
+            settle(key, seq: batch.seq, at: receivedAt)  // acked with the next write: resending cannot fix it
             return reject(.badTimes, gateway: gateway, at: receivedAt)
         }
         var clock = clocks[gateway] ?? ClockSanity(parameters: settings.clock)
         let verdict = clock.judge(windowStart: batch.start, windowEnd: batch.end, receivedAt: receivedAt)
         clocks[gateway] = clock
         guard case .accept(let offset) = verdict else {
-            progress.markProcessed(key, seq: batch.seq)
+            settle(key, seq: batch.seq, at: receivedAt)
             return reject(.clockAbsurd, gateway: gateway, at: receivedAt)
         }
         if offset != 0 { Self.shift(&batch, by: offset) }
-        apply(batch, gateway: g, offset: offset, receivedAt: receivedAt)
-        progress.markProcessed(key, seq: batch.seq)
+        progress.markReceived(key, seq: batch.seq)
+        let held = HeldBatch(key: key, seq: batch.seq, batch: batch, gateway: g, offset: offset, receivedAt: receivedAt)
+        fuse(reorder.insert(held, source: gateway, windowEnd: batch.end, at: receivedAt))
         return .accepted(sightings: batch.sightings.count)
     }
 

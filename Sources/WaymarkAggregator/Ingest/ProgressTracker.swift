@@ -14,6 +14,8 @@ public struct ProgressTracker: Sendable {
 
     public private(set) var processed: [Key: UInt64] = [:]
     public private(set) var committed: [Key: UInt64] = [:]
+    /// The highest sequence number taken in (processed, or held for event-time ordering).
+    public private(set) var received: [Key: UInt64] = [:]
     /// When a gap in a boot's sequence was first seen.
     private var gapSince: [Key: Double] = [:]
     /// Batches skipped over by gaps that never filled (lost at the gateway).
@@ -27,18 +29,32 @@ public struct ProgressTracker: Sendable {
     public mutating func restore(_ marks: [Key: UInt64]) {
         committed = marks
         processed = marks
+        received = marks
     }
 
     public func isDuplicate(_ key: Key, seq: UInt64) -> Bool {
-        guard let mark = processed[key] else { return false }
+        guard let mark = taken(key) else { return false }
         return seq <= mark
+    }
+
+    /// The highest sequence number processed or held.
+    func taken(_ key: Key) -> UInt64? {
+        switch (processed[key], received[key]) {
+        case (let p?, let r?): max(p, r)
+        case (let p, let r): p ?? r
+        }
+    }
+
+    /// Records that `seq` was taken in (it may still be held before processing).
+    public mutating func markReceived(_ key: Key, seq: UInt64) {
+        if seq > received[key] ?? 0 || received[key] == nil { received[key] = seq }
     }
 
     /// Acks are cumulative (everything up to seq is stored), so a batch may only be processed
     /// when it follows its predecessor. False for a batch after a gap, until the gap is
     /// `timeout` seconds old (then the missing batches count as lost, in `skipped`).
     public mutating func isInOrder(_ key: Key, seq: UInt64, at now: Double, timeout: Double) -> Bool {
-        let expected = (processed[key] ?? 0) + 1
+        let expected = (taken(key) ?? 0) + 1
         guard seq > expected else { gapSince[key] = nil; return true }
         let since = gapSince[key] ?? now
         gapSince[key] = since

@@ -18,6 +18,8 @@ final class AggregatorMetrics: Sendable {
     let ingestQueue: Gauge
     let devices: Gauge
     let dbUp: Gauge
+    let heldBatches: Gauge
+    let lateBatches: Counter
     let commitRows: ValueHistogram
     let commitSeconds: DurationHistogram
 
@@ -46,6 +48,8 @@ final class AggregatorMetrics: Sendable {
         ingestQueue = registry.makeGauge(descriptor: name("ingest_queue", "messages", "MQTT messages waiting for the fusion thread."))
         devices = registry.makeGauge(descriptor: name("devices", "count", "Devices the fusion engine holds state for."))
         dbUp = registry.makeGauge(descriptor: name("db", "up", "1 while the last write succeeded, 0 while PostgreSQL is failing."))
+        heldBatches = registry.makeGauge(descriptor: name("reorder_held", "batches", "Batches held for event-time ordering."))
+        lateBatches = registry.makeCounter(descriptor: name("late_batches", "total", "Batches that arrived behind the event-time watermark (fused late)."))
         commitRows = registry.makeValueHistogram(descriptor: name("db_batch", "rows", "Rows per write transaction."),
                                                  buckets: [10, 100, 1_000, 10_000, 100_000, 1_000_000])
         commitSeconds = registry.makeDurationHistogram(

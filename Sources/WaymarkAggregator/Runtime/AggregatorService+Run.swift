@@ -101,12 +101,16 @@ extension AggregatorService {
     /// The fusion thread's loop: messages in, publications out, a sealed write every flush interval.
     func fusionLoop(_ client: MQTTClient) {
         var rejections = RejectionLog(interval: config.rejectLogIntervalS)
-        var lastFlush = Self.now(), lastPublish = lastFlush
+        var lastFlush = Self.now(), lastPublish = lastFlush, lastRelease = lastFlush
         var lastReack: [String: Double] = [:]
+        var lateSeen = 0
         let flushEvery = Double(config.flushIntervalMS) / 1000, publishEvery = Double(config.publishIntervalMS) / 1000
         while true {
             let message = ingest.pop(timeout: 0.01)
-            if message == nil && isStopping { break }
+            if message == nil && isStopping {
+                core.releaseAll()
+                break
+            }
             if let m = message {
                 switch core.handle(topic: m.topic, payload: m.payload, receivedAt: m.receivedAt, retained: m.retained) {
                 case .accepted(let n):
@@ -130,6 +134,15 @@ extension AggregatorService {
                 }
             }
             let now = Self.now()
+            if message == nil || now - lastRelease >= 0.05 {
+                lastRelease = now
+                core.releaseDue(at: Date().timeIntervalSince1970)
+                metrics.heldBatches.set(Double(core.heldBatches))
+                if core.lateBatches > lateSeen {
+                    metrics.lateBatches.increment(by: Int64(core.lateBatches - lateSeen))
+                    lateSeen = core.lateBatches
+                }
+            }
             if now - lastPublish >= publishEvery || isStopping {
                 lastPublish = now
                 applyCommitted()

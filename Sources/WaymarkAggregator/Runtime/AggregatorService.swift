@@ -68,6 +68,7 @@ public final class AggregatorService: @unchecked Sendable {
         settings.clock = config.clock
         settings.rawSightings = config.rawSightings
         settings.gapTimeoutS = config.gapTimeoutS
+        settings.reorderWindowS = config.reorderWindowS
         core = AggregatorCore(site: site, topics: topics, settings: settings)
         ingest = BlockingQueue(capacity: config.ingestQueueMessages)
         writes = BlockingQueue(capacity: config.maxPendingRows)

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import WaymarkCore
+@testable import WaymarkAggregator
+
+@Suite struct ReorderBufferTests {
+    @Test func releasesInWindowOrderOnceEveryActiveSourceHasPassed() {
+        var r = ReorderBuffer<String>(maxLatenessS: 2)
+        #expect(r.insert("a10", source: "a", windowEnd: 10, at: 100) == ["a10"])  // only source: its own end is the watermark
+        #expect(r.insert("b5", source: "b", windowEnd: 5, at: 100.1) == ["b5"])  // behind a10, but nothing held: late
+        #expect(r.late == 1)
+        #expect(r.insert("a12", source: "a", windowEnd: 12, at: 100.2) == [])  // b is at 5
+        #expect(r.insert("a13", source: "a", windowEnd: 13, at: 100.3) == [])
+        #expect(r.insert("b11", source: "b", windowEnd: 11, at: 100.4) == ["b11"])
+        #expect(r.count == 2)
+        #expect(r.insert("b14", source: "b", windowEnd: 14, at: 100.5) == ["a12", "a13"])  // watermark 13 now
+        #expect(r.watermark(at: 100.5) == 13)
+        #expect(r.releaseAll() == ["b14"])
+        #expect(r.late == 1)
+    }
+
+    @Test func aStalledSourceBlocksNoLongerThanTheWindow() {
+        var r = ReorderBuffer<String>(maxLatenessS: 2)
+        _ = r.insert("slow1", source: "slow", windowEnd: 1, at: 0)
+        #expect(r.insert("fast2", source: "fast", windowEnd: 2, at: 0.5) == [])
+        #expect(r.insert("fast3", source: "fast", windowEnd: 3, at: 1.0) == [])
+        #expect(r.release(at: 1.9) == [])  // slow (at 1) still counts
+        #expect(r.release(at: 2.1) == ["fast2", "fast3"])  // slow silent for 2.1 s: out; fast's own end (3) is the watermark
+        #expect(r.count == 0)
+        // Back from its stall, the slow source's old evidence still goes in, counted as late.
+        #expect(r.insert("slow2", source: "slow", windowEnd: 2, at: 3) == ["slow2"])
+        #expect(r.late == 1)
+    }
+
+    @Test func noItemIsHeldLongerThanTheWindowEvenBehindAnActiveSource() {
+        var r = ReorderBuffer<String>(maxLatenessS: 2)
+        _ = r.insert("a1", source: "a", windowEnd: 1, at: 0)
+        #expect(r.insert("b9", source: "b", windowEnd: 9, at: 0) == [])
+        #expect(r.insert("a2", source: "a", windowEnd: 2, at: 1.5) == ["a2"])  // watermark min(2, 9)
+        #expect(r.insert("a3", source: "a", windowEnd: 3, at: 1.8) == ["a3"])
+        #expect(r.release(at: 1.9) == [])  // b9 waits: a (active) is at 3
+        #expect(r.release(at: 2.0) == ["b9"])  // held 2 s: released although a is behind
+    }
+
+    @Test func anOfflineSourceDoesNotHoldTheWatermark() {
+        var r = ReorderBuffer<String>(maxLatenessS: 5)
+        _ = r.insert("a1", source: "a", windowEnd: 1, at: 0)
+        #expect(r.insert("b4", source: "b", windowEnd: 4, at: 0.1) == [])
+        r.setOnline("a", false)
+        #expect(r.release(at: 0.2) == ["b4"])
+    }
+
+    @Test func aSourcesItemsKeepTheirOrderAndMarkersWaitBehindThem() {
+        var r = ReorderBuffer<String>(maxLatenessS: 2)
+        _ = r.insert("b1", source: "b", windowEnd: 1, at: 0)
+        #expect(r.insert("a5", source: "a", windowEnd: 5, at: 0) == [])
+        #expect(r.isHolding("a") && !r.isHolding("b"))
+        #expect(r.insert("a-mark", source: "a", windowEnd: nil, at: 0.1) == [])
+        #expect(r.insert("a4", source: "a", windowEnd: 4, at: 0.2) == [])  // earlier window, but after a5 in a's sequence
+        #expect(r.insert("b6", source: "b", windowEnd: 6, at: 0.3) == ["a5", "a-mark", "a4"])
+        #expect(r.late == 0)
+    }
+
+    @Test func zeroWindowReleasesInArrivalOrder() {
+        var r = ReorderBuffer<Int>(maxLatenessS: 0)
+        #expect(r.insert(1, source: "a", windowEnd: 10, at: 0) == [1])
+        #expect(r.insert(2, source: "b", windowEnd: 5, at: 0) == [2])
+        #expect(r.count == 0)
+    }
+}
+
+@Suite struct AggregatorReorderTests {
+    let topics = Topics(site: "line")
+
+    func core(window: Double) throws -> AggregatorCore {
+        var settings = AggregatorCore.Settings()
+        settings.clock.toleranceS = 1e9
+        settings.clock.maxAgeS = 1e10
+        settings.reorderWindowS = window
+        return AggregatorCore(site: try LineVenue.site(count: 4, monitored: 20), topics: topics, settings: settings)
+    }
+
+    func send(_ c: inout AggregatorCore, _ gw: String, seq: UInt64, end: Double, at t: Double) throws -> AggregatorCore.Outcome {
+        let b = SightingBatch(gateway: gw, boot: "b", seq: seq, start: end - 1, end: end, sightings: [])
+        return c.handle(topic: topics.sightings(gw), payload: Array(try JSONEncoder().encode(b)), receivedAt: t)
+    }
+
+    @Test func heldBatchesAreNeitherMarkedNorAckedUntilReleased() throws {
+        var c = try core(window: 2)
+        let t0 = 1_700_000_100.0
+        #expect(try send(&c, "gw-0", seq: 1, end: t0, at: t0) == .accepted(sightings: 0))
+        #expect(try send(&c, "gw-1", seq: 1, end: t0 - 30, at: t0) == .accepted(sightings: 0))  // late: goes in
+        #expect(try send(&c, "gw-0", seq: 2, end: t0 + 1, at: t0 + 0.5) == .accepted(sightings: 0))  // held: gw-1 is at t0 − 30
+        #expect(c.heldBatches == 1)
+        // A resend of the held batch is a duplicate (not held twice), without an ack.
+        #expect(try send(&c, "gw-0", seq: 2, end: t0 + 1, at: t0 + 0.6) == .duplicate(gateway: "gw-0", ack: nil))
+        let sealedFirst = c.sealWrite()
+        let first = try #require(sealedFirst)
+        #expect(first.progress == [.init(gateway: "gw-0", boot: "b"): 1, .init(gateway: "gw-1", boot: "b"): 1])
+        c.releaseDue(at: t0 + 2.5)
+        #expect(c.heldBatches == 0)
+        let sealedSecond = c.sealWrite()
+        let second = try #require(sealedSecond)
+        #expect(second.progress == [.init(gateway: "gw-0", boot: "b"): 2])
+        #expect(c.lateBatches == 1)
+    }
+
+    @Test func aRejectedBatchBehindHeldOnesIsMarkedAfterThem() throws {
+        var c = try core(window: 2)
+        let t0 = 1_700_000_100.0
+        _ = try send(&c, "gw-1", seq: 1, end: t0 - 10, at: t0)
+        #expect(try send(&c, "gw-0", seq: 1, end: t0, at: t0) == .accepted(sightings: 0))  // held
+        let bad = SightingBatch(gateway: "gw-0", boot: "b", seq: 2, start: t0 + 5, end: t0, sightings: [])
+        #expect(c.handle(topic: topics.sightings("gw-0"), payload: Array(try JSONEncoder().encode(bad)), receivedAt: t0)
+                == .rejected(.badTimes, gateway: "gw-0"))
+        let sealedFirst = c.sealWrite()
+        let first = try #require(sealedFirst)
+        #expect(first.progress[.init(gateway: "gw-0", boot: "b")] == nil)
+        c.releaseAll()
+        let sealedSecond = c.sealWrite()
+        let second = try #require(sealedSecond)
+        #expect(second.progress == [.init(gateway: "gw-0", boot: "b"): 2])
+    }
+}
