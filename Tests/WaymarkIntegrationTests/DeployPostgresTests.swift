@@ -137,11 +137,8 @@ struct DeployPostgresTests {
         defer { db.drop() }
         try Self.migrate(db)
         try db.allowed(db.owner, "SELECT waymark_prepare_sighting_partitions(current_date - 40, current_date - 40)")
-        withKnownIssue("""
-            schema/0004: waymark_prepare_sighting_partitions and waymark_drop_sighting_partitions run with             the caller's rights, and waymark_ingest may not CREATE in schema public nor DROP the owner's             partitions; they need SECURITY DEFINER (owned by waymark_owner, SET search_path) and EXECUTE             granted to the ingest role
-            """) {
-            try db.allowed(db.ingest, "SELECT waymark_prepare_sighting_partitions(current_date, current_date + 1)")
-            try db.allowed(db.ingest, "SELECT waymark_drop_sighting_partitions(current_date - 30)")
-        }
+        try db.allowed(db.ingest, "SELECT waymark_prepare_sighting_partitions(current_date, current_date + 1)")
+        try db.allowed(db.ingest, "SELECT waymark_drop_sighting_partitions(current_date - 30)")
+        try db.refused(db.report, "SELECT waymark_drop_sighting_partitions(current_date - 30)", "permission denied")
     }
 }
