@@ -38,9 +38,11 @@ struct EdgeResilienceIntegrationTests {
         #expect(await eventually(timeout: 5) { !run.agent.snapshot().connected })
         try await Task.sleep(for: .seconds(1.5))
         try broker.start()
+        // On a loaded machine the replay can finish, and everything be acked, before the outage;
+        // the agent must still come back to the broker, so wait for that too.
         #expect(await eventually(timeout: 20) {
             let s = run.agent.snapshot()
-            return s.sourceFinished && s.spoolDepth == 0
+            return s.sourceFinished && s.spoolDepth == 0 && s.connected && s.runtime.reconnects >= 1
         })
         try await run.stop()
         let s = run.agent.snapshot()
@@ -120,10 +122,17 @@ struct EdgeResilienceIntegrationTests {
         #expect(s.spoolBytes <= 4096 + 2048)
 
         // The broker comes up: the kept (newest) batches arrive, and the status carries the drop count.
-        let collector = try BatchCollector(broker: broker.url, prefix: prefix, acking: true)
+        // The collector acks each batch it receives, and an ack covers every lower seq too. The
+        // agent may publish its spool before the collector's subscription is in place, so the
+        // collector acks only once it is surely subscribed; batches it missed are re-sent
+        // (spoolResendAfterS) in order and then received before any ack can cover them.
+        let collector = try BatchCollector(broker: broker.url, prefix: prefix, acking: false)
         defer { collector.close() }
         try broker.start()
-        #expect(await eventually(timeout: 15) { run.agent.snapshot().spoolDepth == 0 })
+        try collector.client.waitUntilConnected(timeout: 10)
+        try await Task.sleep(for: .seconds(1))
+        collector.acking = true
+        #expect(await eventually(timeout: 20) { run.agent.snapshot().spoolDepth == 0 })
         #expect(await eventually(timeout: 5) { collector.statuses.contains { $0.spoolDropped == s.spoolDropped } })
         try await run.stop()
         let kept = Set(collector.batches.map(\.seq))
