@@ -38,6 +38,9 @@ max_queued_messages 100000
 message_size_limit 0
 log_dest file $dir/mosquitto.log
 CONF
+  # Run as root, mosquitto drops privileges to `mosquitto` before it opens its log.
+  : > "$dir/mosquitto.log"
+  if [[ $(id -u) -eq 0 ]] && id mosquitto >/dev/null 2>&1; then chown mosquitto "$dir/mosquitto.log"; fi
   mosquitto -c "$dir/mosquitto.conf" -d 2>/dev/null || mosquitto -c "$dir/mosquitto.conf" &
   # -d daemonises; remember its pid by port.
   local i

@@ -56,6 +56,10 @@ final class PrivateBroker: @unchecked Sendable {
 
         """
         try conf.write(to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
+        // Run as root, mosquitto drops privileges to `mosquitto` before it opens its log.
+        let log = directory.appendingPathComponent("mosquitto.log").path
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        if getuid() == 0 { try? FileManager.default.setAttributes([.ownerAccountName: "mosquitto"], ofItemAtPath: log) }
     }
 
     var url: String { "mqtt://127.0.0.1:\(port)" }
