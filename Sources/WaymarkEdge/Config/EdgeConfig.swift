@@ -83,7 +83,7 @@ public struct EdgeConfig: Sendable, Equatable {
     public var spoolResendAfterS: Double = 30
 
     /// `status.interval_s`: republish the retained status this often (and on every change of state).
-    public var statusIntervalS: Double = 30
+    public var statusIntervalS: Double = 10
     /// `metrics.host`, `metrics.port`: Prometheus endpoint; port 0 turns it off.
     public var metricsHost = "127.0.0.1"
     public var metricsPort = 9464

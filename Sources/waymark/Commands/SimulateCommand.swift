@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WaymarkConfig
 import WaymarkCore
+import WaymarkMQTT
 import WaymarkSimulation
 
 /// `waymark simulate`: a venue of virtual gateways and visitors, with ground truth.
@@ -16,6 +17,14 @@ struct SimulateCommand: ParsableCommand {
         region's position, nearest region when several) and one {"type":"presence",…} line per device \
         (when it was in the venue). The same seed and options always give the same files.
         Durations: 90s, 30m, 2h, 1h30m or seconds.
+
+        With --publish mqtt://HOST:PORT the simulator also acts as the site's gateways: it publishes \
+        the batches in the edge wire format (QoS 1, per-boot sequence numbers) to \
+        waymark/v1/<site>/gateways/<gw>/sightings at --speedup times real time, keeps each batch until \
+        the aggregator acks it (re-sending after --resend-after seconds), and maintains each gateway's \
+        retained status (offline during --offline outages and at the end). Unless --start is given, \
+        the simulated period is placed so that it ends when the publishing does: batch times are \
+        never ahead of the wall clock.
         """)
 
     @Option(help: "The site file (YAML).") var site: String
@@ -23,7 +32,7 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Simulated period, e.g. 90s, 30m, 2h.") var duration: String = "1h"
     @Option(help: "Random seed.") var seed: UInt64 = 1
     @Option(help: "Start of the period: Unix seconds or ISO-8601 (default 2026-06-01T09:00:00Z).") var start: String?
-    @Option(help: "Where to write the sightings (JSONL).") var sightings: String
+    @Option(help: "Where to write the sightings (JSONL); optional with --publish.") var sightings: String?
     @Option(help: "Where to write the ground truth (JSONL).") var truth: String?
     @Option(help: "Also write the per-gateway batches in the edge wire format (JSONL, one SightingBatch per line).")
     var batches: String?
@@ -46,11 +55,31 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Gateway clock skew GATEWAY=SECONDS, e.g. gw-cafe=-4 (repeatable).") var clockSkew: [String] = []
     @Option(help: "Probability a batch is delivered twice.") var duplicateRate: Double = 0
     @Option(help: "Probability a batch is delivered after the next batch of its gateway.") var reorderRate: Double = 0
+    @Option(help: "Act as the site's gateways: publish the batches to this broker (mqtt://[user:password@]HOST:PORT, mqtts:// for TLS).")
+    var publish: String?
+    @Option(help: "With --publish: simulated seconds per real second (1 = real time, 0 = as fast as possible).")
+    var speedup: Double = 1
+    @Option(help: "With --publish: topic prefix (default waymark/v1/<site id>).") var topicPrefix: String?
+    @Option(help: "With --publish: CA certificate file for an mqtts:// broker.") var cafile: String?
+    @Option(help: "With --publish: re-send a batch the aggregator has not acked after this many seconds.")
+    var resendAfter: Double = 30
+    @Option(help: "With --publish: at the end, wait this many seconds for the aggregator's acks.") var ackWait: Double = 60
     @Flag(help: "No progress on stderr.") var quiet = false
 
     func run() throws {
         let loaded = try loadSiteOrExit(site)
-        let parameters = try makeParameters()
+        var parameters = try makeParameters()
+        if let publish {
+            guard batches == nil else { throw ValidationError("--batches and --publish cannot be combined; run them separately") }
+            guard speedup >= 0, speedup.isFinite else { throw ValidationError("--speedup must be 0 (as fast as possible) or more") }
+            guard resendAfter > 0, ackWait >= 0 else { throw ValidationError("--resend-after must be > 0 and --ack-wait ≥ 0") }
+            if start == nil {
+                let now = Date().timeIntervalSince1970.rounded(.down)
+                parameters.start = speedup > 0 ? now - parameters.duration * (1 - 1 / max(speedup, 1)) : now - parameters.duration
+            }
+            return try runPublishing(loaded, parameters, url: publish)
+        }
+        guard let sightings else { throw ValidationError("--sightings FILE is required (unless --publish is given)") }
         let began = Date()
         let scenario: Scenario
         do { scenario = try Scenario(site: loaded, parameters: parameters) } catch {
@@ -67,6 +96,49 @@ struct SimulateCommand: ParsableCommand {
             format: "simulate: %d devices, %@ simulated: %d sightings (%.1f MB) in %.1f s (%.0f sightings/s)%@",
             parameters.deviceCount, duration, counts.sightings, Double(counts.bytes) / 1e6, elapsed,
             Double(counts.sightings) / max(elapsed, 1e-9), counts.batches > 0 ? ", \(counts.batches) batches" : ""))
+    }
+
+    /// `--publish`: the scenario's batches go to the broker as its gateways would send them.
+    func runPublishing(_ loaded: Site, _ parameters: SimulationParameters, url: String) throws {
+        var connection = try MQTTConnection(url: url)
+        if let cafile {
+            connection.tls = connection.tls ?? .init()
+            connection.tls?.caFile = cafile
+        }
+        let scenario: Scenario
+        do { scenario = try Scenario(site: loaded, parameters: parameters) } catch {
+            throw ValidationError(error.description)
+        }
+        if let truth { try SimulationOutput.writeTruth(scenario: scenario, path: truth) }
+        let gateways = try SimulatedGateways(scenario: scenario, options: .init(
+            connection: connection, clientID: "waymark-simulate-\(ProcessInfo.processInfo.processIdentifier)",
+            topicPrefix: topicPrefix, speedup: speedup, resendAfterS: resendAfter))
+        if !quiet {
+            printError("simulate: publishing \(loaded.gateways.count) gateways to \(connection) under \(gateways.topics.prefix)/gateways/, "
+                       + (speedup > 0 ? "\(speedup)× real time" : "as fast as possible"))
+        }
+        let began = Date()
+        try gateways.begin()
+        let counts = try SimulationOutput.streamBatches(
+            scenario: scenario, sightingsPath: sightings,
+            progress: quiet ? nil : { fraction in
+                printError(String(format: "simulate: %3.0f %% of the period published", fraction * 100))
+            },
+            deliver: gateways.deliver)
+        let summary = try gateways.finish(ackWaitS: ackWait)
+        let elapsed = Date().timeIntervalSince(began)
+        printError(String(
+            format: "simulate: %d devices, %@ simulated: %d sightings in %d batches published in %.1f s; "
+                + "acked %d, re-sent %d, dropped %d, unacked at the end %d",
+            parameters.deviceCount, duration, counts.sightings, summary.published, elapsed,
+            summary.acked, summary.resent, summary.dropped, summary.unacked))
+        if summary.unacked > 0 {
+            printError("""
+                simulate: \(summary.unacked) batches were not acked by the aggregator within --ack-wait \(ackWait) s; \
+                is waymark-aggregator running for site '\(loaded.id)' on this broker (same topic prefix)?
+                """)
+            throw ExitCode(2)
+        }
     }
 
     func makeParameters() throws -> SimulationParameters {

@@ -1,0 +1,198 @@
+import Foundation
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkSimulation
+
+/// Every gateway of a simulated site, speaking MQTT as `waymark-edge` does
+/// (`waymark simulate --publish`): the edge's batch wire format with per-boot sequence numbers at
+/// QoS 1, a retained status per gateway (online at the start and after an outage, offline during
+/// one and at the end, refreshed every `statusIntervalS` of simulated time), and an in-memory spool:
+/// a batch is kept until the aggregator's cumulative ack covers it, and re-sent when no ack came
+/// within `resendAfterS`.
+///
+/// Batches are paced so simulated time runs `speedup` times faster than the wall clock from the
+/// first batch on (0: as fast as the broker takes them).
+final class SimulatedGateways: @unchecked Sendable {
+    struct Options: Sendable {
+        var connection: MQTTConnection
+        var clientID: String
+        var topicPrefix: String?
+        var speedup: Double
+        var resendAfterS = 30.0
+        var statusIntervalS = 10.0
+        /// Unacked batches kept per gateway (like the edge's spool limit); the oldest go first.
+        var maxUnackedPerGateway = 50_000
+    }
+
+    struct Summary: Sendable {
+        var published = 0, resent = 0, acked = 0, dropped = 0, unacked = 0
+    }
+
+    private struct Pending {
+        var boot: String
+        var seq: UInt64
+        var payload: [UInt8]
+        var sentAt: Double?
+    }
+
+    let scenario: Scenario
+    let options: Options
+    let topics: Topics
+    private let client: MQTTClient
+    private let lock = NSLock()
+    private var pending: [[Pending]]
+    private var totals = Summary()
+    private var droppedPerGateway: [Int]
+    private var online: [Bool]
+    private var boots: [String?]
+    private var nextStatusAt = -Double.infinity
+    private var nextResendScan = 0.0
+    private var wallStart = 0.0
+    private let encoder = JSONEncoder()
+
+    init(scenario: Scenario, options: Options) throws {
+        self.scenario = scenario
+        self.options = options
+        topics = options.topicPrefix.map(Topics.init(prefix:)) ?? Topics(site: scenario.site.id)
+        let n = scenario.site.gateways.count
+        pending = Array(repeating: [], count: n)
+        droppedPerGateway = Array(repeating: 0, count: n)
+        online = Array(repeating: true, count: n)
+        boots = Array(repeating: nil, count: n)
+        client = try MQTTClient(.init(clientID: options.clientID, maxInflight: 100, maxQueued: 0))
+        client.onMessage = { [weak self] message in self?.handle(message) }
+        _ = try client.subscribe(topics.prefix + "/gateways/+/ack", qos: 1)
+        try client.connect(options.connection)
+        try client.waitUntilConnected(timeout: 15)
+    }
+
+    /// Announces every gateway online and starts the clock.
+    func begin() throws {
+        wallStart = Date().timeIntervalSince1970
+        lock.lock(); defer { lock.unlock() }
+        try serviceLocked(simTime: scenario.parameters.start)
+    }
+
+    /// Publishes one batch when its time has come.
+    func deliver(_ batch: SimulatedBatch) throws {
+        let g = batch.gateway
+        let trueEnd = batch.end - scenario.clockSkewS[g]
+        try pace(until: trueEnd)
+        let payload = Array(try encoder.encode(batch.wireBatch(scenario: scenario)))
+        lock.lock(); defer { lock.unlock() }
+        try followOutagesLocked(simTime: trueEnd)
+        if boots[g] != batch.boot {  // a (re)started agent announces its boot
+            boots[g] = batch.boot
+            online[g] = true
+            try publishStatusLocked(g, .online, simTime: trueEnd)
+        }
+        pending[g].append(Pending(boot: batch.boot, seq: batch.seq, payload: payload, sentAt: nil))
+        if pending[g].count > options.maxUnackedPerGateway {
+            pending[g].removeFirst()
+            droppedPerGateway[g] += 1
+            totals.dropped += 1
+        }
+        try sendLocked(g, pending[g].count - 1)
+        try serviceLocked(simTime: trueEnd)
+    }
+
+    /// Waits up to `ackWaitS` for the aggregator to ack everything (re-sending as the edge would),
+    /// then announces every gateway offline and disconnects.
+    func finish(ackWaitS: Double) throws -> Summary {
+        let deadline = Date().timeIntervalSince1970 + ackWaitS
+        while Date().timeIntervalSince1970 < deadline {
+            lock.lock()
+            let left = pending.reduce(0) { $0 + $1.count }
+            if left > 0 { try serviceLocked(simTime: scenario.parameters.end) }
+            lock.unlock()
+            if left == 0 { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        lock.lock()
+        for g in scenario.site.gateways.indices { try publishStatusLocked(g, .offline, simTime: scenario.parameters.end) }
+        var summary = totals
+        summary.unacked = pending.reduce(0) { $0 + $1.count }
+        lock.unlock()
+        let flushBy = Date().addingTimeInterval(10)
+        while client.unacknowledgedCount > 0 && Date() < flushBy { Thread.sleep(forTimeInterval: 0.05) }
+        client.disconnect()
+        client.close()
+        return summary
+    }
+
+    // MARK: - Internals
+
+    private func pace(until simTime: Double) throws {
+        guard options.speedup > 0 else { return }
+        let due = wallStart + (simTime - scenario.parameters.start) / options.speedup
+        while true {
+            let now = Date().timeIntervalSince1970
+            if now >= due { return }
+            Thread.sleep(forTimeInterval: min(due - now, 0.2))
+            lock.lock()
+            defer { lock.unlock() }
+            let simNow = scenario.parameters.start + (Date().timeIntervalSince1970 - wallStart) * options.speedup
+            try followOutagesLocked(simTime: min(simNow, simTime))
+            try serviceLocked(simTime: min(simNow, simTime))
+        }
+    }
+
+    /// Status refreshes and resends that are due.
+    private func serviceLocked(simTime: Double) throws {
+        if simTime >= nextStatusAt {
+            for g in online.indices where online[g] { try publishStatusLocked(g, .online, simTime: simTime) }
+            nextStatusAt = simTime + options.statusIntervalS
+        }
+        let now = Date().timeIntervalSince1970
+        guard now >= nextResendScan else { return }
+        nextResendScan = now + 1
+        for g in pending.indices {
+            for i in pending[g].indices {
+                guard let sent = pending[g][i].sentAt else { try sendLocked(g, i); continue }
+                if now - sent >= options.resendAfterS {
+                    try sendLocked(g, i)
+                    totals.resent += 1
+                }
+            }
+        }
+    }
+
+    /// A gateway in a simulated outage goes offline (its will, as the broker would publish it),
+    /// and comes back online when the outage ends.
+    private func followOutagesLocked(simTime: Double) throws {
+        for g in scenario.outages.indices {
+            let down = scenario.outages[g].contains { $0.contains(simTime) }
+            if down == online[g] {
+                online[g] = !down
+                try publishStatusLocked(g, down ? .offline : .online, simTime: simTime)
+            }
+        }
+    }
+
+    private func sendLocked(_ g: Int, _ i: Int) throws {
+        guard client.isConnected else { return }  // stays pending; sent after the reconnect
+        let topic = topics.sightings(scenario.site.gateways[g].id)
+        _ = try client.publish(topic: topic, payload: pending[g][i].payload, qos: 1)
+        if pending[g][i].sentAt == nil { totals.published += 1 }
+        pending[g][i].sentAt = Date().timeIntervalSince1970
+    }
+
+    private func publishStatusLocked(_ g: Int, _ state: GatewayStatus.State, simTime: Double) throws {
+        guard client.isConnected else { return }
+        let id = scenario.site.gateways[g].id
+        let status = GatewayStatus(state: state, gateway: id, version: "simulated", boot: boots[g],
+                                   spoolDepth: pending[g].count, spoolDropped: droppedPerGateway[g],
+                                   scan: state == .online ? "replay" : "off", t: simTime)
+        _ = try client.publish(topic: topics.status(id), payload: Array(try encoder.encode(status)), qos: 1, retain: true)
+    }
+
+    private func handle(_ message: MQTTMessage) {
+        guard let (gateway, kind) = topics.gateway(inTopic: message.topic), kind == "ack",
+              let ack = try? JSONDecoder().decode(GatewayAck.self, from: Data(message.payload)),
+              let g = scenario.site.gatewayIndex(gateway) else { return }
+        lock.lock(); defer { lock.unlock() }
+        let before = pending[g].count
+        pending[g].removeAll { $0.boot == ack.boot && $0.seq <= ack.seq }
+        totals.acked += before - pending[g].count
+    }
+}
