@@ -91,14 +91,14 @@ let package = Package(
             name: "waymark",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
-                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkBluetooth",
+                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "waymark-edge",
             dependencies: [
-                "WaymarkEdge",
+                "WaymarkEdge", "WaymarkAdvertising", "WaymarkBluetooth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

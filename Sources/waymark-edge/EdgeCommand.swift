@@ -2,12 +2,25 @@ import ArgumentParser
 import Foundation
 import WaymarkEdge
 
-/// `waymark-edge`: the gateway agent. Every option is also a config-file key and an environment
-/// variable (`WAYMARK_EDGE_<KEY>`); flags win over the environment, which wins over the file.
+/// `waymark-edge`: the gateway agent (`run`, the default) and the adapter check (`scan`).
 @main
 struct EdgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "waymark-edge",
+        abstract: "The Waymark gateway agent: scan BLE adverts, batch tracked devices, spool and publish over MQTT.",
+        discussion: """
+        `waymark-edge [run] OPTIONS` runs the agent (run is the default subcommand); \
+        `waymark-edge scan` prints what an adapter hears, as JSON lines (a diagnostic).
+        """,
+        subcommands: [EdgeRunCommand.self, ScanCommand.self],
+        defaultSubcommand: EdgeRunCommand.self)
+}
+
+/// `waymark-edge run`: the agent. Every option is also a config-file key and an environment
+/// variable (`WAYMARK_EDGE_<KEY>`); flags win over the environment, which wins over the file.
+struct EdgeRunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Scan BLE adverts (or replay a capture), batch tracked devices per window, spool and publish over MQTT.",
         discussion: """
         Keys (file / WAYMARK_EDGE_* / flags): \(EdgeConfig.keys.joined(separator: ", ")).

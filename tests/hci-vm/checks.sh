@@ -18,13 +18,13 @@ left_off() { section "$1" "$2" | grep -E '^vctl: scan (on|off)' | tail -1 | grep
 has_scan_on() { section "$1" "$2" | grep -q '^vctl: scan on'; }
 rc_is() { [[ -f $1/$2.rc && $(cat "$1/$2.rc") == "$3" ]]; }
 err_has() { grep -qF -- "$3" "$1/$2.err"; }
-# address rssi data of each report a `waymark scan` printed
+# address rssi data of each report a `waymark-edge scan` printed
 reports() { sed -n 's/.*"address":"\([^"]*\)".*"rssi":\(-\{0,1\}[0-9]*\),"data":"\([0-9a-f]*\)".*/\1 \2 \3/p' "$1"; }
 rssi_of() { grep -F "\"device_id\":\"$2\"" "$1" | sed -n 's/.*"rssi":\(-\{0,1\}[0-9]*\),.*/\1/p' | sort -un | tr '\n' ' '; }
 rssi_set_is() { [[ "$(rssi_of "$1" "$2")" == "$3" ]]; }
 lines_equal() { [[ $1 -gt 0 && $1 == "$2" ]]; }
 sent_in() { section "$1" "$2" | sed -n 's/^vctl: scan off sent=\([0-9]*\)/\1/p' | tail -1; }
-summary_events() { sed -n 's/^waymark scan: \([0-9]*\) events.*/\1/p' "$1" | tail -1; }
+summary_events() { sed -n 's/^waymark-edge scan: \([0-9]*\) events.*/\1/p' "$1" | tail -1; }
 count_ge() { [[ $1 -ge $2 ]]; }
 
 run_checks() {
@@ -39,7 +39,7 @@ run_checks() {
   check "the scenario exited 0 (run.sh status $vm_rc)" [ "$vm_rc" = 0 ]
 
   # beacons: identities, RSSI, parameters, completeness, normal stop
-  check "beacons: waymark scan --seconds 3 exited 0" rc_is "$out" beacons 0
+  check "beacons: waymark-edge scan --seconds 3 exited 0" rc_is "$out" beacons 0
   check "beacons: LE Set Scan Parameters reached the controller (passive, 100 ms = 160 units)" \
     eval "section '$out' beacons | grep -q 'vctl: scan parameters type=0 interval=160 window=160'"
   check "beacons: scanning enabled with duplicate filtering off" \
@@ -75,8 +75,8 @@ run_checks() {
   check "down: says hci0 is down and how to bring it up" err_has "$out" down "adapter-down: Bluetooth adapter hci0 is down; bring it up with \`hciconfig hci0 up\`"
 
   check "recover: exited 0" rc_is "$out" recover 0
-  check "recover: reported recovering after down, reset, unplug and foreign disable" count_ge "$(grep -c 'waymark scan: recovering (attempt 1)' "$out/recover.err")" 4
-  check "recover: scanning again after each (5 × scanning)" count_ge "$(grep -c 'waymark scan: scanning hci0' "$out/recover.err")" 5
+  check "recover: reported recovering after down, reset, unplug and foreign disable" count_ge "$(grep -c 'waymark-edge scan: recovering (attempt 1)' "$out/recover.err")" 4
+  check "recover: scanning again after each (5 × scanning)" count_ge "$(grep -c 'waymark-edge scan: scanning hci0' "$out/recover.err")" 5
   check "recover: re-enabled after down/up" has_scan_on "$out" recover-down
   check "recover: re-enabled after HCI reset" eval "section '$out' recover-reset | grep -A9 'vctl: reset' | grep -q 'vctl: scan on'"
   check "recover: re-enabled on the re-plugged controller" has_scan_on "$out" recover-unplug

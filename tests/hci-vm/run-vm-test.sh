@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 9: proves the libbluetooth HCI scan path (WaymarkBluetooth.HCIScanner) against a real Linux
 # kernel. Boots Debian's kernel under QEMU with a virtual LE controller (../shared/hci-vm/run.sh),
-# runs tests/hci-vm/scenario.sh inside it with release `waymark` and `waymark-edge` (Swift runtime
+# runs tests/hci-vm/scenario.sh inside it with a release `waymark-edge` (Swift runtime
 # linked statically), a Mosquitto broker and the project's vctl (tests/hci-vm/vctl.c), then checks
 # what came out (checks.sh, checks-edge.sh):
 #   - edge: waymark-edge scanning hci0 publishes batches (v1, one boot, consecutive seq) with exactly
@@ -10,7 +10,7 @@
 #     offline; across an HCI reset its status goes on → off → on and no advert is lost or counted
 #     twice; it counts and decodes all 814 adverts of the shared capture; it refuses hci0 down /
 #     missing with the scanner's messages;
-# and with `waymark scan` (the scanner alone, JSON lines):
+# and with `waymark-edge scan` (the scanner alone, JSON lines):
 #   - beacons: the iBeacon, Eddystone-UID and AltBeacon reports arrive with the right identities
 #     and every RSSI the controller sent; the scan parameters reach the controller; every report
 #     the controller sent is printed;
@@ -37,9 +37,8 @@ started=$(date +%s)
 [[ -x $vm/run.sh ]] || { echo "hci-vm test: $vm/run.sh not found; set HCI_VM_DIR to the hci-vm folder" >&2; exit 1; }
 scripts/setup.sh --vm
 
-echo "hci-vm test: building waymark and waymark-edge (release, static Swift runtime)"
+echo "hci-vm test: building waymark-edge (release, static Swift runtime)"
 build=(swift build -c release --static-swift-stdlib ${HCI_VM_SCRATCH_PATH:+--scratch-path "$HCI_VM_SCRATCH_PATH"})
-"${build[@]}" --product waymark
 "${build[@]}" --product waymark-edge
 bindir=$("${build[@]}" --show-bin-path)
 
@@ -66,7 +65,7 @@ cat "$data"/hcidump-2.x.decoded.jsonl "$data"/hcidump-3.x.decoded.jsonl \
 
 echo "hci-vm test: booting the VM"
 set +e
-HCI_VM_OUT=$work/out "$vm/run.sh" --bin "$bindir/waymark" --bin "$bindir/waymark-edge" --bin "$work/wvctl" \
+HCI_VM_OUT=$work/out "$vm/run.sh" --bin "$bindir/waymark-edge" --bin "$work/wvctl" \
   --bin "$(command -v hcitool)" --bin "$(command -v mosquitto)" --bin "$(command -v mosquitto_sub)" \
   --file tests/hci-vm/site.yaml:/site.yaml --file tests/hci-vm/mosquitto.conf:/mosquitto.conf \
   --file tests/hci-vm/beacons.txt:/beacons.txt --file "$work/beacons-ext.txt:/beacons-ext.txt" \

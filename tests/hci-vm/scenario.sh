@@ -1,6 +1,6 @@
 # Runs inside the hci-vm (busybox sh) for tests/hci-vm/run-vm-test.sh; results go to /out and are
 # checked on the host. Replaces the shared vctl with the project's (/bin/wvctl, see vctl.c), then
-# exercises `waymark scan` phase by phase. Markers "== PHASE" in /out/vctl.log separate phases.
+# exercises `waymark-edge scan` phase by phase. Markers "== PHASE" in /out/vctl.log separate phases.
 out=/out
 vlog=$out/vctl.log
 bb=busybox
@@ -29,8 +29,8 @@ start_vctl() {  # start_vctl ADVERTS
   wait_for present && hciconfig hci0 up
 }
 
-scan_bg() {  # scan_bg NAME: waymark scan until SIGTERM, output to /out/NAME.*
-  waymark scan --adapter hci0 --seconds 0 > $out/$1.jsonl 2> $out/$1.err &
+scan_bg() {  # scan_bg NAME: waymark-edge scan until SIGTERM, output to /out/NAME.*
+  waymark-edge scan --adapter hci0 --seconds 0 > $out/$1.jsonl 2> $out/$1.err &
   bg=$!
 }
 
@@ -43,26 +43,26 @@ mark start
 start_vctl /beacons.txt
 
 mark beacons
-waymark scan --adapter hci0 --seconds 3 > $out/beacons.jsonl 2> $out/beacons.err; echo $? > $out/beacons.rc
+waymark-edge scan --adapter hci0 --seconds 3 > $out/beacons.jsonl 2> $out/beacons.err; echo $? > $out/beacons.rc
 
 mark sigterm
 scan_bg sigterm; sleep 2; finish_bg sigterm
 
 mark conflict
 scan_bg conflict-first; sleep 2
-waymark scan --adapter hci0 --seconds 1 > /dev/null 2> $out/conflict.err; echo $? > $out/conflict.rc
+waymark-edge scan --adapter hci0 --seconds 1 > /dev/null 2> $out/conflict.err; echo $? > $out/conflict.rc
 finish_bg conflict-first
 
 mark capabilities
 # an ordinary user: switching from root to uid 1000 drops every capability
 echo "scanner:x:1000:1000::/tmp:/bin/sh" >> /etc/passwd
 chmod 755 /   # run.sh's initramfs root is a mktemp folder (0700)
-$bb su -s /bin/sh scanner -c "waymark scan --adapter hci0 --seconds 1" > /dev/null 2> $out/capabilities.err
+$bb su -s /bin/sh scanner -c "waymark-edge scan --adapter hci0 --seconds 1" > /dev/null 2> $out/capabilities.err
 echo $? > $out/capabilities.rc
 
 mark down
 hciconfig hci0 down
-waymark scan --adapter hci0 --seconds 1 > /dev/null 2> $out/down.err; echo $? > $out/down.rc
+waymark-edge scan --adapter hci0 --seconds 1 > /dev/null 2> $out/down.err; echo $? > $out/down.rc
 hciconfig hci0 up
 
 mark recover-down-up
@@ -76,9 +76,9 @@ finish_bg recover
 
 mark extended
 stop_vctls; start_vctl /beacons-ext.txt
-waymark scan --adapter hci0 --seconds 3 > $out/extended.jsonl 2> $out/extended.err; echo $? > $out/extended.rc
+waymark-edge scan --adapter hci0 --seconds 3 > $out/extended.jsonl 2> $out/extended.err; echo $? > $out/extended.rc
 mark extended-forced-legacy
-waymark scan --adapter hci0 --seconds 2 --legacy > $out/forced-legacy.jsonl 2> $out/forced-legacy.err
+waymark-edge scan --adapter hci0 --seconds 2 --legacy > $out/forced-legacy.jsonl 2> $out/forced-legacy.err
 echo $? > $out/forced-legacy.rc
 
 mark capture
@@ -127,7 +127,7 @@ hciconfig hci0 up
 
 mark no-adapter
 stop_vctls
-waymark scan --adapter hci0 --seconds 1 > /dev/null 2> $out/no-adapter.err; echo $? > $out/no-adapter.rc
+waymark-edge scan --adapter hci0 --seconds 1 > /dev/null 2> $out/no-adapter.err; echo $? > $out/no-adapter.rc
 waymark-edge --site /site.yaml --gateway gw-vm --broker mqtt://127.0.0.1:1883 --spool-dir /tmp/spool-none \
   --metrics-port 0 --source hci0 > /dev/null 2> $out/edge-no-adapter.err; echo $? > $out/edge-no-adapter.rc
 kill $broker

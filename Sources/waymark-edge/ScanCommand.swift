@@ -4,7 +4,7 @@ import Synchronization
 import WaymarkAdvertising
 import WaymarkBluetooth
 
-/// `waymark scan`: scan a local adapter and print every advertising report as a JSON line — the
+/// `waymark-edge scan`: scan a local adapter and print every advertising report as a JSON line — the
 /// operator's "is my adapter hearing beacons?" check, and the HCI scanner's test harness.
 struct ScanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,7 +18,7 @@ struct ScanCommand: ParsableCommand {
             again. Needs CAP_NET_RAW and CAP_NET_ADMIN (or root). Prints device addresses: it is a \
             diagnostic, not a log.
             """,
-        shouldDisplay: false)
+        shouldDisplay: true)
 
     @Option(help: "Adapter name (hci0) or address (AA:BB:CC:DD:EE:FF).")
     var adapter = "hci0"
@@ -47,7 +47,7 @@ struct ScanCommand: ParsableCommand {
                     active: active, intervalMs: intervalMs, windowMs: windowMs, filterDuplicates: false,
                     preferExtended: !legacy))
         } catch {
-            printError("waymark scan: \(error.message)")
+            scanError("waymark-edge scan: \(error.message)")
             throw ExitCode(2)
         }
         let counts = Mutex((events: 0, reports: 0, failed: 0))
@@ -66,9 +66,9 @@ struct ScanCommand: ParsableCommand {
                     print(line.text)
                     counts.withLock { $0.events += 1; $0.reports += line.reports; $0.failed += line.failed ? 1 : 0 }
                 },
-                onStateChange: { state in printError("waymark scan: \(state)") })
+                onStateChange: { state in scanError("waymark-edge scan: \(state)") })
         } catch {
-            printError("waymark scan: \(error)")
+            scanError("waymark-edge scan: \(error)")
             throw ExitCode(error.code == .invalidConfiguration ? 2 : 1)
         }
         _ = seconds > 0 ? done.wait(timeout: .now() + seconds) : { done.wait(); return .success }()
@@ -76,12 +76,17 @@ struct ScanCommand: ParsableCommand {
         sources.forEach { $0.cancel() }
         fflush(nil)
         let c = counts.withLock { $0 }
-        printError("waymark scan: \(c.events) events, \(c.reports) reports, \(c.failed) undecodable")
+        scanError("waymark-edge scan: \(c.events) events, \(c.reports) reports, \(c.failed) undecodable")
         if case .stopped(let error?) = scanner.state {
-            printError("waymark scan: \(error)")
+            scanError("waymark-edge scan: \(error)")
             throw ExitCode(1)
         }
     }
+}
+
+/// Writes a line to standard error.
+private func scanError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
 /// Renders one HCI event from the scanner as a JSON line.
