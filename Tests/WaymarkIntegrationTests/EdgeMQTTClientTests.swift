@@ -14,7 +14,7 @@ struct EdgeMQTTClientTests {
         defer { sub.close() }
         sub.onMessage = { inbox.append($0) }
         try sub.connect(MQTTConnection(url: url))
-        try sub.waitUntilConnected(timeout: 5)
+        try sub.waitUntilConnected(timeout: 20)
         try sub.subscribe(topic, qos: 1)
         Thread.sleep(forTimeInterval: 0.2)
 
@@ -23,14 +23,14 @@ struct EdgeMQTTClientTests {
         defer { pub.close() }
         pub.onPublish = { id in acks.append(MQTTMessage(topic: "", payload: [], qos: 1, retain: false, messageID: id)) }
         try pub.connect(MQTTConnection(url: url))
-        try pub.waitUntilConnected(timeout: 5)
+        try pub.waitUntilConnected(timeout: 20)
         var ids: [Int32] = []
         for i in 0..<50 { ids.append(try pub.publish(topic: topic, payload: Array("m\(i)".utf8), qos: 1)) }
 
-        #expect(inbox.wait(timeout: 5) { $0.count == 50 })
+        #expect(inbox.wait(timeout: 20) { $0.count == 50 })
         #expect(inbox.all.map { String(decoding: $0.payload, as: UTF8.self) } == (0..<50).map { "m\($0)" })
         #expect(inbox.all.allSatisfy { $0.topic == topic && $0.qos == 1 })
-        #expect(acks.wait(timeout: 5) { $0.count == 50 })
+        #expect(acks.wait(timeout: 20) { $0.count == 50 })
         #expect(Set(acks.all.map(\.messageID)) == Set(ids))
         #expect(pub.unacknowledgedCount == 0)
     }
@@ -49,23 +49,23 @@ struct EdgeMQTTClientTests {
         let pub = try MQTTClient(.init(clientID: "will-\(UUID().uuidString)"))
         defer { pub.close() }
         try pub.connect(withWill)
-        try pub.waitUntilConnected(timeout: 5)
+        try pub.waitUntilConnected(timeout: 20)
         try pub.publish(topic: prefix + "/status", payload: Array("online".utf8), qos: 1, retain: true)
-        #expect(waitFor(timeout: 5) { pub.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 20) { pub.unacknowledgedCount == 0 })
 
         let inbox = MessageInbox()
         let late = try MQTTClient(.init(clientID: "late-\(UUID().uuidString)"))
         defer { late.close() }
         late.onMessage = { inbox.append($0) }
         try late.connect(broker)
-        try late.waitUntilConnected(timeout: 5)
+        try late.waitUntilConnected(timeout: 20)
         try late.subscribe(prefix + "/status")
-        #expect(inbox.wait(timeout: 5) { !$0.isEmpty })
+        #expect(inbox.wait(timeout: 20) { !$0.isEmpty })
         #expect(inbox.all.first.map { String(decoding: $0.payload, as: UTF8.self) } == "online")
         #expect(inbox.all.first?.retain == true)
         // Clear the retained message so the broker does not keep it.
         try pub.publish(topic: prefix + "/status", payload: [], qos: 1, retain: true)
-        #expect(waitFor(timeout: 5) { pub.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 20) { pub.unacknowledgedCount == 0 })
     }
 
     @Test("an unreachable broker: waitUntilConnected says what to check")
@@ -91,20 +91,20 @@ struct EdgeMQTTClientTests {
         defer { sub.close() }
         sub.onMessage = { inbox.append($0) }
         try sub.connect(MQTTConnection(url: broker.url))
-        try sub.waitUntilConnected(timeout: 5)
+        try sub.waitUntilConnected(timeout: 20)
         try sub.subscribe("r/#")
 
         let pub = try MQTTClient(.init(clientID: "rpub-\(UUID().uuidString)", reconnectDelay: 1, reconnectDelayMax: 1))
         defer { pub.close() }
         pub.onEvent = { events.append($0) }
         try pub.connect(MQTTConnection(url: broker.url))
-        try pub.waitUntilConnected(timeout: 5)
+        try pub.waitUntilConnected(timeout: 20)
         Thread.sleep(forTimeInterval: 0.2)
         try pub.publish(topic: "r/1", payload: [1])
-        #expect(inbox.wait(timeout: 5) { $0.count == 1 })
+        #expect(inbox.wait(timeout: 20) { $0.count == 1 })
 
         broker.stop()
-        #expect(waitFor(timeout: 5) { !pub.isConnected })
+        #expect(waitFor(timeout: 20) { !pub.isConnected })
         // Published while the broker is down: queued in libmosquitto, sent after the reconnect.
         try pub.publish(topic: "r/2", payload: [2])
         #expect(pub.unacknowledgedCount == 1)
@@ -113,7 +113,7 @@ struct EdgeMQTTClientTests {
         // The queued message went out after the reconnect and the broker acknowledged it. (The
         // restarted broker has no persistence, so whether the subscriber had renewed its
         // subscription by then is a race; the next check covers the renewal.)
-        #expect(waitFor(timeout: 5) { pub.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 20) { pub.unacknowledgedCount == 0 })
         Thread.sleep(forTimeInterval: 0.3)
         try pub.publish(topic: "r/3", payload: [3])
         #expect(inbox.wait(timeout: 10) { $0.contains { $0.topic == "r/3" } })
@@ -135,9 +135,9 @@ struct EdgeMQTTClientTests {
         try client.publish(topic: "late/1", payload: [1])   // queued while the broker is down
         try broker.start()
         try client.waitUntilConnected(timeout: 10)
-        #expect(waitFor(timeout: 5) { client.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 20) { client.unacknowledgedCount == 0 })
         try client.publish(topic: "late/2", payload: [2])
-        #expect(inbox.wait(timeout: 5) { $0.contains { $0.topic == "late/2" } })
+        #expect(inbox.wait(timeout: 20) { $0.contains { $0.topic == "late/2" } })
     }
 
     @Test("closing a client that never reached its broker returns promptly")

@@ -38,7 +38,7 @@ struct EdgeReplayIntegrationTests {
         defer { try? FileManager.default.removeItem(atPath: spool) }
         let collector = try BatchCollector(broker: url, prefix: prefix, acking: true)
         defer { collector.close() }
-        try collector.client.waitUntilConnected(timeout: 5)
+        try collector.client.waitUntilConnected(timeout: 20)
         try await Task.sleep(for: .milliseconds(200))
 
         let source = ReplaySource(path: EdgeHarness.capture2x, rate: 0, eventInterval: 0.01, startTime: 36_000)
@@ -77,7 +77,7 @@ struct EdgeReplayIntegrationTests {
         #expect(s.runtime.acked == batches.count && s.spoolDepth == 0)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? []).filter { $0.hasSuffix(".wms") }.isEmpty)
         // The retained status went online and, at shutdown, offline.
-        #expect(await eventually(timeout: 3) { collector.statuses.last?.state == .offline })
+        #expect(await eventually(timeout: 20) { collector.statuses.last?.state == .offline })
         #expect(collector.statuses.contains { $0.state == .online && $0.boot == run.agent.boot && $0.version == EdgeAgent.version })
     }
 
@@ -89,7 +89,7 @@ struct EdgeReplayIntegrationTests {
         defer { try? FileManager.default.removeItem(atPath: spool) }
         let collector = try BatchCollector(broker: url, prefix: prefix, acking: false)
         defer { collector.close() }
-        try collector.client.waitUntilConnected(timeout: 5)
+        try collector.client.waitUntilConnected(timeout: 20)
         try await Task.sleep(for: .milliseconds(200))
 
         var config = EdgeHarness.config(broker: url, prefix: prefix, spool: spool)
@@ -111,9 +111,9 @@ struct EdgeReplayIntegrationTests {
 
         // The aggregator commits the first four: they go, the rest stay.
         try collector.ack(boot: run.agent.boot, seq: 4)
-        #expect(await eventually(timeout: 5) { run.agent.snapshot().spoolDepth == produced - 4 })
+        #expect(await eventually(timeout: 20) { run.agent.snapshot().spoolDepth == produced - 4 })
         try collector.ack(boot: run.agent.boot, seq: UInt64(produced))
-        #expect(await eventually(timeout: 5) { run.agent.snapshot().spoolDepth == 0 })
+        #expect(await eventually(timeout: 20) { run.agent.snapshot().spoolDepth == 0 })
         try await run.stop()
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".wms") }.isEmpty)
     }

@@ -18,14 +18,14 @@ struct EdgeResilienceIntegrationTests {
         defer { try? FileManager.default.removeItem(atPath: spool) }
         let collector = try BatchCollector(broker: broker.url, prefix: prefix, acking: true)
         defer { collector.close() }
-        try collector.client.waitUntilConnected(timeout: 5)
+        try collector.client.waitUntilConnected(timeout: 20)
         try await Task.sleep(for: .milliseconds(200))
 
         // The capture at twice its (10 ms per event) pace: about 2.6 s of adverts, 1 s windows.
         var config = EdgeHarness.config(broker: broker.url, prefix: prefix, spool: spool)
         config.windowS = 0.25
         let run = try RunningAgent(config, source: ReplaySource(path: EdgeHarness.capture2x, rate: 2, startTime: 36_000))
-        #expect(await eventually(timeout: 5) { run.agent.snapshot().nextSeq > 2 })
+        #expect(await eventually(timeout: 20) { run.agent.snapshot().nextSeq > 2 })
         // Batches are cut whether or not the agent is connected, so wait for the first connection
         // (and a delivered batch) too: on a loaded machine the CONNACK can come after the outage
         // began, and then the connection after it is the first one, not a reconnection.
@@ -35,7 +35,7 @@ struct EdgeResilienceIntegrationTests {
         })
         #expect(run.agent.snapshot().runtime.reconnects == 0)
         broker.stop()
-        #expect(await eventually(timeout: 5) { !run.agent.snapshot().connected })
+        #expect(await eventually(timeout: 20) { !run.agent.snapshot().connected })
         try await Task.sleep(for: .seconds(1.5))
         try broker.start()
         // On a loaded machine the replay can finish, and everything be acked, before the outage;
@@ -63,19 +63,19 @@ struct EdgeResilienceIntegrationTests {
         defer { try? FileManager.default.removeItem(atPath: spool) }
         let collector = try BatchCollector(broker: url, prefix: prefix, acking: false)
         defer { collector.close() }
-        try collector.client.waitUntilConnected(timeout: 5)
+        try collector.client.waitUntilConnected(timeout: 20)
         try await Task.sleep(for: .milliseconds(200))
 
         var config = EdgeHarness.config(broker: url, prefix: prefix, spool: spool)
         config.windowS = 0.25
         config.spoolResendAfterS = 60   // no resends within a run: only the restart re-sends
         let first = try RunningAgent(config, source: ReplaySource(path: EdgeHarness.capture2x, rate: 2, startTime: 36_000))
-        #expect(await eventually(timeout: 5) { first.agent.snapshot().nextSeq > 4 })
+        #expect(await eventually(timeout: 20) { first.agent.snapshot().nextSeq > 4 })
         try await first.stop()   // SIGTERM-like: the open window is flushed to the spool
         let firstBoot = first.agent.boot
         let firstCount = Int(first.agent.snapshot().nextSeq - 1)
         #expect(first.agent.snapshot().spoolDepth == firstCount)
-        #expect(await eventually(timeout: 3) { collector.batches.filter { $0.boot == firstBoot }.count == firstCount })
+        #expect(await eventually(timeout: 20) { collector.batches.filter { $0.boot == firstBoot }.count == firstCount })
         // The aggregator committed the first two before the restart.
         try collector.ack(boot: firstBoot, seq: 2)
         try await Task.sleep(for: .milliseconds(300))   // the agent is down: the ack is not seen
@@ -133,7 +133,7 @@ struct EdgeResilienceIntegrationTests {
         try await Task.sleep(for: .seconds(1))
         collector.acking = true
         #expect(await eventually(timeout: 20) { run.agent.snapshot().spoolDepth == 0 })
-        #expect(await eventually(timeout: 5) { collector.statuses.contains { $0.spoolDropped == s.spoolDropped } })
+        #expect(await eventually(timeout: 20) { collector.statuses.contains { $0.spoolDropped == s.spoolDropped } })
         try await run.stop()
         let kept = Set(collector.batches.map(\.seq))
         #expect(kept == Set(UInt64(s.spoolDropped + 1)...UInt64(produced)), "the oldest \(s.spoolDropped) were dropped")
