@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// `waymark simulate` → `waymark replay` → `waymark evaluate` as a user runs them: the built
+/// binary, real files, exit statuses, stderr diagnostics.
+@Suite("waymark replay and evaluate (CLI)")
+struct ReplayCommandTests {
+    static let repo = DeployEnvironment.repositoryRoot
+
+    @Test("replay reads every sighting, skips a bad line with its number, and evaluate scores the output")
+    func replayAndEvaluate() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("replay-cli")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let site = Self.repo.appendingPathComponent("deploy/examples/museum.yaml").path
+        let sightings = dir.appendingPathComponent("s.jsonl").path, truth = dir.appendingPathComponent("t.jsonl").path
+        let sim = try AggregatorProcesses.run([waymark, "simulate", "--site", site, "--devices", "6", "--duration", "10m",
+                                               "--seed", "11", "--sightings", sightings, "--truth", truth, "--quiet"])
+        #expect(sim.status == 0, "\(sim.output)")
+
+        // A malformed line in the middle: reported with its line number, skipped, nothing else lost.
+        var lines = try String(contentsOfFile: sightings, encoding: .utf8).split(separator: "\n").map(String.init)
+        let good = lines.count
+        lines.insert(#"{"t": 1780304400, "gateway": "gw-lobby", "rssi": -70}"#, at: 100)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: sightings, atomically: true, encoding: .utf8)
+
+        let output = dir.appendingPathComponent("o.jsonl").path
+        let replay = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", sightings, "--output", output])
+        #expect(replay.status == 0, "\(replay.output)")
+        #expect(replay.output.contains("s.jsonl:101: missing 'device'"), "\(replay.output)")
+        #expect(replay.output.contains("\(good) sightings, 0 status lines, 1 bad lines, 0 late lines"), "\(replay.output)")
+
+        // Every output line is one of the documented types, with the time of its evidence.
+        let records = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let types = Set(records.compactMap { $0["type"] as? String })
+        #expect(types.isSubset(of: ["state", "location", "visit", "monitored", "journey"]), "\(types)")
+        #expect(types.isSuperset(of: ["state", "location", "visit", "journey"]), "\(types)")
+        #expect(records.allSatisfy { ($0["t"] as? Double).map { $0 > 1.7e9 } ?? false })
+        #expect(Set(records.compactMap { $0["device"] as? String }).count == 6)
+
+        let evaluate = try AggregatorProcesses.run([waymark, "evaluate", "--site", site, "--truth", truth,
+                                                    "--output", output, "--sightings", sightings, "--json"])
+        #expect(evaluate.status == 0, "\(evaluate.output)")
+        let jsonText = String(evaluate.output[evaluate.output.firstIndex(of: "{")!...])
+        let report = try #require(JSONSerialization.jsonObject(with: Data(jsonText.utf8)) as? [String: Any])
+        let waymarkScores = try #require(report["waymark"] as? [String: Any])
+        #expect(report["devices"] as? Int == 6)
+        for key in ["current_region_accuracy", "visit_recall", "visit_precision", "path_accuracy"] {
+            let v = try #require(waymarkScores[key] as? Double, "\(key) missing")
+            #expect(v > 0.5 && v <= 1, "\(key) = \(v)")
+        }
+        #expect(report["naive"] is [String: Any], "no naive baseline next to Waymark: \(report.keys)")
+    }
+
+    @Test("a site file with an error stops replay with the field path, before reading any input")
+    func badSiteFile() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("replay-cli-bad")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let site = dir.appendingPathComponent("site.yaml").path
+        try "site: x\ngateways:\n  - { id: g1, position: [0, 0] }\nregions:\n  - { id: r1, gateways: [g9], radius_m: 2 }\n"
+            .write(toFile: site, atomically: true, encoding: .utf8)
+        let run = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", "/nonexistent"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("g9"), "the error does not name the unknown gateway: \(run.output)")
+    }
+}
