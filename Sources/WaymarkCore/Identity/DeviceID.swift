@@ -75,39 +75,4 @@ public struct DeviceID: Hashable, Sendable, Comparable, CustomStringConvertible,
         var c = encoder.singleValueContainer()
         try c.encode(rawValue)
     }
-
-    // MARK: Validation
-
-    static func isValid(_ text: String) -> Bool {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard let kind = parts.first.flatMap({ Kind(rawValue: String($0)) }) else { return false }
-        func isHex(_ s: Substring, bytes: Int) -> Bool {
-            s.utf8.count == bytes * 2 && s.utf8.allSatisfy { Hex.nibble($0) != nil && !(0x41...0x46).contains($0) }
-        }
-        func isU16(_ s: Substring) -> Bool {
-            guard !s.isEmpty, s.utf8.count <= 5, s.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let v = Int(s), v <= 65535 else { return false }
-            return String(v) == s  // no leading zeros
-        }
-        switch kind {
-        case .ibeacon:
-            guard parts.count == 4, let uuid = BeaconUUID(String(parts[1])), uuid.description == parts[1] else { return false }
-            return isU16(parts[2]) && isU16(parts[3])
-        case .eddystone:
-            return parts.count == 3 && isHex(parts[1], bytes: 10) && isHex(parts[2], bytes: 6)
-        case .altbeacon:
-            guard parts.count == 4 else { return false }
-            let first = parts[1]
-            let idOK = BeaconUUID(String(first)).map { $0.description == first } ?? false
-                || (first.utf8.count >= 2 && first.utf8.count % 2 == 0 && isHex(first, bytes: first.utf8.count / 2))
-            return idOK && isU16(parts[2]) && isU16(parts[3])
-        case .mac:
-            guard parts.count == 2 else { return false }
-            let bytes = parts[1].split(separator: "-", omittingEmptySubsequences: false)
-            return bytes.count == 6 && bytes.allSatisfy { isHex($0, bytes: 1) }
-        case .anon:
-            return parts.count == 2 && parts[1].utf8.count >= 8 && parts[1].utf8.count % 2 == 0
-                && isHex(parts[1], bytes: parts[1].utf8.count / 2)
-        }
-    }
 }

@@ -41,7 +41,7 @@ struct Replay {
         }
         pending.push(.init(time: input.time, line: line, input: input))
         newest = max(newest, input.time)
-        while let top = pending.peek, top.time <= newest - reorderWindow { process(pending.pop()!) }
+        while let top = pending.peekTime, top <= newest - reorderWindow { process(pending.pop()!) }
         try? flushOutputs()
     }
 
@@ -98,34 +98,42 @@ struct Replay {
         """
     }
 
-    /// A binary min-heap of pending lines by (time, line number): stable for equal times.
+    /// A binary min-heap of pending lines by (time, line number): stable for equal times. The heap
+    /// moves small keys; each line's parsed input waits in a slot until it is popped.
     struct Heap {
         struct Item { var time: Double; var line: Int; var input: ReplayInput }
-        private var items: [Item] = []
-        var peek: Item? { items.first }
-        private static func less(_ a: Item, _ b: Item) -> Bool { (a.time, a.line) < (b.time, b.line) }
+        private struct Key { var time: Double; var line: Int; var slot: Int }
+        private var keys: [Key] = []
+        private var slots: [ReplayInput?] = []
+        private var freeSlots: [Int] = []
+        var peekTime: Double? { keys.first?.time }
+        private static func less(_ a: Key, _ b: Key) -> Bool { (a.time, a.line) < (b.time, b.line) }
 
         mutating func push(_ item: Item) {
-            items.append(item)
-            var i = items.count - 1
-            while i > 0, Self.less(items[i], items[(i - 1) / 2]) { items.swapAt(i, (i - 1) / 2); i = (i - 1) / 2 }
+            let slot: Int
+            if let reused = freeSlots.popLast() { slot = reused; slots[slot] = item.input } else { slot = slots.count; slots.append(item.input) }
+            keys.append(Key(time: item.time, line: item.line, slot: slot))
+            var i = keys.count - 1
+            while i > 0, Self.less(keys[i], keys[(i - 1) / 2]) { keys.swapAt(i, (i - 1) / 2); i = (i - 1) / 2 }
         }
 
         mutating func pop() -> Item? {
-            guard !items.isEmpty else { return nil }
-            items.swapAt(0, items.count - 1)
-            let top = items.removeLast()
+            guard !keys.isEmpty else { return nil }
+            keys.swapAt(0, keys.count - 1)
+            let top = keys.removeLast()
             var i = 0
             while true {
                 let l = 2 * i + 1, r = l + 1
                 var m = i
-                if l < items.count, Self.less(items[l], items[m]) { m = l }
-                if r < items.count, Self.less(items[r], items[m]) { m = r }
+                if l < keys.count, Self.less(keys[l], keys[m]) { m = l }
+                if r < keys.count, Self.less(keys[r], keys[m]) { m = r }
                 if m == i { break }
-                items.swapAt(i, m)
+                keys.swapAt(i, m)
                 i = m
             }
-            return top
+            let input = slots[top.slot].take()!
+            freeSlots.append(top.slot)
+            return Item(time: top.time, line: top.line, input: input)
         }
     }
 }
