@@ -49,7 +49,10 @@ extension DeviceState {
         let dwell = !adjacent ? p.nonadjacentDwellS
             : lead >= p.strongSwitchMarginDB ? p.strongSwitchDwellS : p.switchDwellS
         if t - challengerSince >= dwell {
-            move(to: rival, since: challengerSince, at: t, ctx, into: &out)
+            // The switch happened when the rival became the only region within its radius (it was
+            // entered and the current one had been left), if that was before its lead began.
+            let alone = max(slots[best].enteredAt, slots[cur].lastQualifying)
+            move(to: rival, since: min(challengerSince, alone), at: t, ctx, into: &out)
         }
     }
 
@@ -77,22 +80,32 @@ extension DeviceState {
     }
 
     /// Moves from the current region to `region`; the switch happened at `since` and was confirmed
-    /// at `t`. A non-adjacent move records the shortest graph path between them as inferred visits.
+    /// at `t`. The transition into `region` and the location change carry the switch time (`since`,
+    /// not before the current visit began). A non-adjacent move records the shortest graph path
+    /// between them as inferred visits: the device passed them between leaving the old region (its
+    /// last sighting within the radius) and the switch, so the old visit ends there and that gap
+    /// is shared equally among the regions in between, in path order.
     mutating func move(to region: Int32, since: Double, at t: Double, adopting: Link? = nil,
                        _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let old = current
         let switchTime = max(since, visitEntered)
-        closeVisit(exited: switchTime, at: t, ctx, into: &out)
+        let between = ctx.isAdjacent(old, region) ? [] : ctx.pathBetween(old, region)
+        var left = switchTime
+        if !between.isEmpty, let si = slotIndex(of: old) {
+            left = max(visitEntered, min(slots[si].lastQualifying, switchTime))
+        }
+        closeVisit(exited: left, at: t, ctx, into: &out)
         var previous = old
-        if !ctx.isAdjacent(old, region) {
-            for mid in ctx.pathBetween(old, region) {
-                out.append(.transition(.init(t: switchTime, device: id, from: ctx.regionIDs[Int(previous)],
-                                             to: ctx.regionIDs[Int(mid)], inferred: true)))
-                out.append(.visit(.init(t: t, device: id, region: ctx.regionIDs[Int(mid)],
-                                        entered: switchTime, exited: switchTime, inferred: true)))
-                appendToJourney(mid, ctx)
-                previous = mid
-            }
+        let share = (switchTime - left) / Double(max(between.count, 1))
+        for (k, mid) in between.enumerated() {
+            let entered = left + share * Double(k)
+            let exited = k == between.count - 1 ? switchTime : left + share * Double(k + 1)
+            out.append(.transition(.init(t: entered, device: id, from: ctx.regionIDs[Int(previous)],
+                                         to: ctx.regionIDs[Int(mid)], inferred: true)))
+            out.append(.visit(.init(t: t, device: id, region: ctx.regionIDs[Int(mid)],
+                                    entered: entered, exited: exited, inferred: true)))
+            appendToJourney(mid, ctx)
+            previous = mid
         }
         out.append(.transition(.init(t: switchTime, device: id, from: ctx.regionIDs[Int(previous)],
                                      to: ctx.regionIDs[Int(region)], inferred: previous != old)))
@@ -100,7 +113,8 @@ extension DeviceState {
         visitEntered = switchTime
         challenger = -1
         appendToJourney(region, ctx)
-        out.append(.location(.init(t: t, device: id, region: ctx.regionIDs[Int(region)])))
+        // The change carries the time it happened (the evidence), not the confirming sighting.
+        out.append(.location(.init(t: switchTime, device: id, region: ctx.regionIDs[Int(region)])))
         rotate(around: region, at: t, ctx, into: &out)
         if let link = adopting { adopt(link, region: region, at: t, ctx, into: &out) }
     }

@@ -23,7 +23,7 @@ extension DeviceState {
             links[li].distance = Float(ctx.pathLoss.distance(rssi: corrected, measuredPower: r.measuredPower))
             for region in ctx.gatewayRegions[Int(r.gateway)] {
                 guard let si = slotIndex(of: region) else { continue }
-                updateSlot(si, at: r.time, ctx, into: &out)
+                updateSlot(si, at: r.time, qualifies: !rejected, ctx, into: &out)
             }
         } else {
             rejected = observeOutsideSet(r, ctx, health, into: &out)
@@ -33,8 +33,12 @@ extension DeviceState {
     }
 
     /// Recomputes a slot's distance from its gateways' links after a sighting at `t`, and enters
-    /// the region at once when the distance is within its radius.
-    mutating func updateSlot(_ si: Int, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+    /// the region at once when the distance is within its radius. A sighting the filter rejected as
+    /// an outlier (`qualifies` false) left the level where it was: it shows the device was heard,
+    /// but it is no evidence of being within the radius, so it neither enters the region nor
+    /// re-arms its exit timer (a device walking away reads much weaker than the level, and those
+    /// rejected readings used to hold the region for the length of the outlier run).
+    mutating func updateSlot(_ si: Int, at t: Double, qualifies: Bool = true, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let region = Int(slots[si].region)
         var best = Float.infinity
         for g in ctx.regionGateways[region] {
@@ -43,12 +47,14 @@ extension DeviceState {
         }
         slots[si].distance = best
         slots[si].lastHeard = max(slots[si].lastHeard, t)
-        guard Double(best) <= ctx.regionRadius[region] else { return }
-        slots[si].lastQualifying = max(slots[si].lastQualifying, t)
+        guard qualifies, Double(best) <= ctx.regionRadius[region] else { return }
         if slots[si].state != .inside {
             slots[si].state = .inside
             slots[si].enteredAt = t
+            slots[si].lastQualifying = max(slots[si].lastQualifying, t)
             out.append(stateOutput(slots[si], at: t, ctx))
+        } else if Double(best) <= ctx.stayRadius[region] {
+            slots[si].lastQualifying = max(slots[si].lastQualifying, t)
         }
     }
 

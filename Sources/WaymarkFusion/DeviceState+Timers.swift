@@ -20,6 +20,13 @@ extension DeviceState {
             guard let since = Self.availableSince(slots[i].region, at: t, ctx, health) else { continue }
             let deadline = max(slots[i].lastQualifying, since) + exitDelay
             guard deadline <= t else { continue }
+            if holdsAtEdge(slots[i], at: deadline, ctx) {
+                // Heard within the radius but never within the shorter `exit_margin_db` radius for
+                // the whole buffer: the device stands at the region's edge rather than walking
+                // away, so it stays inside, with its buffer re-armed from that latest sighting.
+                slots[i].lastQualifying = slots[i].lastHeard
+                continue
+            }
             slots[i].state = .outside
             out.append(stateOutput(slots[i], at: deadline, ctx))
             if slots[i].region == current { currentLeftAt = deadline }
@@ -29,6 +36,16 @@ extension DeviceState {
             endJourney(ended: outsideSince, at: outsideSince + ctx.parameters.journeyTimeoutS, ctx, into: &out)
         }
         refreshDeadline(ctx, health, at: t)
+    }
+
+    /// Whether an inside slot whose exit buffer ran out at `deadline` was last heard, within the
+    /// staleness window, at a distance inside its radius. Only possible with `exit_margin_db` > 0
+    /// (otherwise that sighting would have re-armed the buffer); it keeps a device standing between
+    /// the two radii from leaving and re-entering every `exit_delay_s`.
+    func holdsAtEdge(_ s: Slot, at deadline: Double, _ ctx: FusionContext) -> Bool {
+        ctx.parameters.exitMarginDB > 0 && s.state == .inside && s.lastHeard > s.lastQualifying
+            && deadline - s.lastHeard <= ctx.parameters.stalenessS
+            && Double(s.distance) <= ctx.regionRadius[Int(s.region)]
     }
 
     mutating func endJourney(ended: Double, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {

@@ -9,6 +9,8 @@ final class FusionContext: Sendable {
     let regionIDs: [String]
     let regionGateways: [[Int32]]
     let regionRadius: [Double]
+    /// The radius within which a sighting re-arms an inside region's exit timer (`exit_margin_db`).
+    let stayRadius: [Double]
     let gatewayIDs: [String]
     let gatewayOffset: [Double]
     /// For each gateway, the regions anchored at it.
@@ -28,6 +30,8 @@ final class FusionContext: Sendable {
         regionIDs = site.regions.map(\.id)
         regionGateways = site.regions.map { r in r.gateways.compactMap { site.gatewayIndex($0).map(Int32.init) } }
         regionRadius = site.regions.map(\.radiusM)
+        let shrink = pow10(-p.exitMarginDB / (10 * p.pathLossExponent))
+        stayRadius = site.regions.map { $0.radiusM * shrink }
         gatewayIDs = site.gateways.map(\.id)
         gatewayOffset = site.gateways.map(\.rssiOffsetDB)
         gatewayRegions = site.regionsByGateway.map { $0.map(Int32.init) }

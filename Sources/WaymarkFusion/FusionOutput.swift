@@ -47,6 +47,11 @@ public enum FusionOutput: Sendable, Hashable {
     }
 
     public struct LocationChange: Sendable, Hashable {
+        /// When the device's current region changed: for an entry from no region, the sighting
+        /// that entered it; for a switch, when the winning region's lead began or, if earlier, when
+        /// it became the only region within its radius (the same time as the visits and the
+        /// transition it closes and opens), so it can lie seconds before the sighting that
+        /// confirmed it; for a leave, the time the exit timer fired.
         public var t: Double
         public var device: DeviceID
         public var region: String?

@@ -28,9 +28,13 @@ import WaymarkCore
         let moved = d.now
         d.run(for: 10, step: 0.2, hearAt(4.5))
         #expect(d.locations.map(\.region) == ["r0", "r1"])
-        let switched = try #require(d.locations.last?.t)
+        let switched = try #require(d.locationReports.last?.at)
         #expect(switched >= moved + 2, "the 2 s dwell must pass first")
         #expect(switched <= moved + 5, "the switch follows real movement within a few seconds")
+        // The change itself carries the time the lead began, like the visit it closes.
+        let changed = try #require(d.locations.last?.t)
+        #expect(changed < switched && changed >= moved)
+        #expect(d.visits.first?.exited == changed)
         #expect(d.transitions.map { "\($0.from)>\($0.to)" } == ["r0>r1"])
         #expect(d.visits.first?.region == "r0" && d.visits.first?.inferred == false)
     }
@@ -52,7 +56,7 @@ import WaymarkCore
         let jumped = d.now
         d.run(for: 15, step: 0.5) { d in d.heartbeat(); d.hear("g3", rssi: rssi(atDistance: 1)) }
         #expect(d.locations.map(\.region) == ["r0", "r3"])
-        let switched = try #require(d.locations.last?.t)
+        let switched = try #require(d.locationReports.last?.at)
         #expect(switched >= jumped + 5, "non-adjacent switches wait nonadjacent_dwell_s (5 s)")
         let visits = d.visits.map { "\($0.region):\($0.inferred)" }
         #expect(visits == ["r0:false", "r1:true", "r2:true"])
@@ -66,7 +70,7 @@ import WaymarkCore
             d.run(for: 10) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
             let start = d.now
             d.run(for: 15, step: 0.5) { d in d.heartbeat(); d.hear(gateway, rssi: rssi(atDistance: 1)) }
-            return try #require(d.locations.last?.t) - start
+            return try #require(d.locationReports.last?.at) - start
         }
         #expect(try switchDelay(to: "g1") < switchDelay(to: "g2"))
     }

@@ -73,6 +73,9 @@ struct SeededRandom: RandomNumberGenerator {
 struct Driver {
     var engine: FusionEngine
     var outputs: [FusionOutput] = []
+    /// For each location change emitted by `hear` or `run`, the clock when the engine emitted it
+    /// (its `t` is the time the change happened, which a switch back-dates to the lead's start).
+    var locationReports: [(region: String?, at: Double)] = []
     var now: Double = 1_000
     let device = DeviceID("mac:02-00-00-00-00-01")!
 
@@ -85,7 +88,7 @@ struct Driver {
     mutating func hear(_ gateway: String, rssi: Double, tx: Double? = nil, device: DeviceID? = nil) -> [FusionOutput] {
         let h = engine.handle(for: device ?? self.device)
         let out = engine.ingest(Observation(device: h, gateway: site.gatewayIndex(gateway)!, time: now, rssi: rssi, tx: tx))
-        outputs += out
+        record(out)
         return out
     }
 
@@ -96,8 +99,13 @@ struct Driver {
         while now + step <= end + 1e-9 {
             now += step
             each(&self)
-            outputs += engine.advance(to: now)
+            record(engine.advance(to: now))
         }
+    }
+
+    mutating func record(_ out: [FusionOutput]) {
+        outputs += out
+        for case .location(let l) in out { locationReports.append((l.region, now)) }
     }
 
     /// Keeps every gateway alive without hearing the device.

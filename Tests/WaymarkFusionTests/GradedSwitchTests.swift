@@ -22,7 +22,7 @@ import WaymarkCore
         d.run(for: 15, step: 0.2, hearAt(x))
         guard d.locations.count > 1 else { return nil }
         #expect(d.locations.map(\.region) == ["r0", "r1"])
-        return try #require(d.locations.last?.t) - moved
+        return try #require(d.locationReports.last?.at) - moved
     }
 
     @Test func strongLeadSwitchesBeforeTheOrdinaryDwell() throws {

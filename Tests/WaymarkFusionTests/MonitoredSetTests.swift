@@ -64,7 +64,7 @@ import WaymarkCore
         d.run(for: 5, Self.hearAround(200, 150))
         let loc = try #require(d.locations.last)
         #expect(loc.region == "r20_15")
-        #expect(loc.t >= start + 5)
+        #expect(try #require(d.locationReports.last?.at) >= start + 5)
         #expect(d.monitored.last?.regions.first == "r20_15")
         // The jump is recorded along the shortest path (35 steps on the grid → 34 inferred regions).
         #expect(d.visits.filter(\.inferred).count == 34)

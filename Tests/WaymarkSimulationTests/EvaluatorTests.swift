@@ -47,6 +47,23 @@ struct EvaluatorTests {
         #expect(abs(s.exitLatencyP95! - 17.7) < 1e-9)
         #expect(s.flaps == 1)  // the change to c at 150, 60 s before the true visit of c
         #expect(abs(s.flapsPerDeviceHour - 12) < 1e-9)
+        // At 150 the device is truly inside b: noise while it stays, not a walk past c.
+        #expect(s.flapsInAnotherRegion == 1 && s.flapsBetweenRegions == 0 && s.flapsOfStationaryDevices == 0)
+    }
+
+    @Test("flaps are counted by kind: between regions, in another region, stationary")
+    func flapKinds() throws {
+        let site = try TestSites.site(TestSites.line)
+        var (truth, run) = handMade()
+        // A change to c at 105, while the device is truly between a (left at 100) and b (entered
+        // at 110), 105 s before its true visit of c.
+        run.locations[0].insert(.init(t: 105, region: c), at: 1)
+        var s = Evaluator(site: site).score(truth: truth, run: run)
+        #expect(s.flaps == 2)
+        #expect(s.flapsBetweenRegions == 1 && s.flapsInAnotherRegion == 1)
+        truth.stationary[0] = true
+        s = Evaluator(site: site).score(truth: truth, run: run)
+        #expect(s.flapsOfStationaryDevices == 2 && s.flapsBetweenRegions == 0 && s.flapsInAnotherRegion == 0)
     }
 
     @Test("exit reported after: all exits, and exits into no region")

@@ -70,6 +70,13 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     /// needs when it is not adjacent to the current region in the beacon graph.
     public var nonadjacentMarginDB: Double = 6
     public var nonadjacentDwellS: Double = 5
+    /// `exit_margin_db`: a sighting keeps an inside region's exit timer from running only when its
+    /// distance is within the radius shortened by this margin, expressed as path loss in dB (a
+    /// factor 10^(−margin/(10·n)) on the radius); entering still takes the full radius. 0 keeps
+    /// one threshold for both. A device walking away from a region reads inside it for a while
+    /// after it truly left whenever the signal happens to run strong; the margin starts its exit
+    /// buffer closer to the moment it crossed the radius.
+    public var exitMarginDB: Double = 0
     /// `reacquire_s`: how long a device with a current region must be heard inside a region outside
     /// its monitored set, and inside none of its set, before its set is rebuilt there.
     public var reacquireS: Double = 5
@@ -101,6 +108,7 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         case nonadjacentMarginDB = "nonadjacent_margin_db"
         case nonadjacentDwellS = "nonadjacent_dwell_s"
         case reacquireS = "reacquire_s"
+        case exitMarginDB = "exit_margin_db"
     }
 
     /// The keys the site file may use in `fusion:`.
@@ -136,6 +144,7 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         try get(.nonadjacentMarginDB, \.nonadjacentMarginDB, in: &p)
         try get(.nonadjacentDwellS, \.nonadjacentDwellS, in: &p)
         try get(.reacquireS, \.reacquireS, in: &p)
+        try get(.exitMarginDB, \.exitMarginDB, in: &p)
         self = p
     }
 
@@ -175,6 +184,9 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         nonNegative(nonadjacentMarginDB, .nonadjacentMarginDB)
         nonNegative(nonadjacentDwellS, .nonadjacentDwellS)
         nonNegative(reacquireS, .reacquireS)
+        if !(exitMarginDB >= 0 && exitMarginDB <= 10) {
+            out.append((CodingKeys.exitMarginDB.rawValue, "must be between 0 and 10 dB (0: the exit timer runs from the last sighting within the radius), got \(exitMarginDB)"))
+        }
         if monitoredSetSize < 1 || monitoredSetSize > 1000 {
             out.append((CodingKeys.monitoredSetSize.rawValue, "must be between 1 and 1000 (Core Location allows 20), got \(monitoredSetSize)"))
         }

@@ -31,6 +31,9 @@ extension EvaluationReport {
             secs($0.exitToNoRegionReportedP50, $0.exitToNoRegionReportedP95) + " (\($0.exitToNoRegionReportLatencies.count))"
         })
         lines.append(row("flaps per device-hour") { String(format: "%.2f", $0.flapsPerDeviceHour) })
+        lines.append(row("  … between / in other / stationary") {
+            "\($0.flapsBetweenRegions) / \($0.flapsInAnotherRegion) / \($0.flapsOfStationaryDevices)"
+        })
         return lines.joined(separator: "\n")
     }
 
@@ -56,6 +59,9 @@ extension EvaluationReport {
             var exits_into_no_region: Int
             var flaps: Int
             var flaps_per_device_hour: Double
+            var flaps_between_regions: Int
+            var flaps_in_another_region: Int
+            var flaps_of_stationary_devices: Int
             init(_ s: SystemScore) {
                 current_region_accuracy = s.accuracy
                 current_region_accuracy_within_one_hop = s.accuracyWithinHop
@@ -76,6 +82,9 @@ extension EvaluationReport {
                 exits_into_no_region = s.exitToNoRegionReportLatencies.count
                 flaps = s.flaps
                 flaps_per_device_hour = s.flapsPerDeviceHour
+                flaps_between_regions = s.flapsBetweenRegions
+                flaps_in_another_region = s.flapsInAnotherRegion
+                flaps_of_stationary_devices = s.flapsOfStationaryDevices
             }
         }
         struct Document: Encodable {

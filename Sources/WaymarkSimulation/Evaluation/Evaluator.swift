@@ -32,6 +32,9 @@ public import WaymarkCore
 ///   time to notice the device is no longer heard.
 /// - **Flaps per device-hour**: location changes to a region that the device was not truly in at
 ///   any time within `flapToleranceS` of the change, divided by the device-hours in the venue.
+///   Each flap is also counted by kind: of a stationary device; of a moving device truly inside
+///   another region at the change (noise while it stays); or of one truly between regions (a
+///   region it walks past, or a door or corridor it passes near, read as entered).
 public struct Evaluator: Sendable {
     public let site: Site
     /// How far (s) a change to a region may lie from a true visit of it and not count as a flap.
@@ -83,7 +86,15 @@ public struct Evaluator: Sendable {
                 let explained = trueVisits.contains {
                     $0.region == r && $0.entered - flapToleranceS <= change.t && change.t <= $0.exited + flapToleranceS
                 }
-                if !explained { score.flaps += 1 }
+                guard !explained else { continue }
+                score.flaps += 1
+                if d < truth.stationary.count && truth.stationary[d] {
+                    score.flapsOfStationaryDevices += 1
+                } else if trueVisits.contains(where: { $0.entered <= change.t && change.t <= $0.exited }) {
+                    score.flapsInAnotherRegion += 1
+                } else {
+                    score.flapsBetweenRegions += 1
+                }
             }
         }
         score.pathAccuracy = pathDevices > 0 ? 1 - editSum / Double(pathDevices) : 1

@@ -16,6 +16,11 @@ public struct SystemScore: Hashable, Sendable {
     /// The subset of `exitReportLatencies` for exits into no region (see `Evaluator`).
     public var exitToNoRegionReportLatencies: [Double] = []
     public var flaps = 0
+    /// `flaps` by kind (see `Evaluator`): of stationary devices, of moving devices truly inside
+    /// another region, and of moving devices truly between regions.
+    public var flapsOfStationaryDevices = 0
+    public var flapsInAnotherRegion = 0
+    public var flapsBetweenRegions = 0
     public var deviceHours = 0.0
 
     public init() {}

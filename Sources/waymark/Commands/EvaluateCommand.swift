@@ -15,8 +15,9 @@ struct EvaluateCommand: ParsableCommand {
         devices are truly in a region; visit recall and precision (a visit matches a true visit of the same \
         device and region when their intervals overlap); path accuracy (1 − mean normalised edit distance \
         between true and recorded region sequences); entry and exit latency p50/p95; flaps (changes to a \
-        region the device was not in within 10 s) per device-hour. With --sightings, the same figures for \
-        the naive rule "region of the gateway with the strongest RSSI in the last 2 s".
+        region the device was not in within 10 s) per device-hour, and how many of them came while the device \
+        was truly between regions, truly in another region, or a stationary device's. With --sightings, the \
+        same figures for the naive rule "region of the gateway with the strongest RSSI in the last 2 s".
         """)
 
     @Option(help: "The site file (YAML).") var site: String
