@@ -83,10 +83,17 @@ enum AggregatorBenchmark {
         publisher.close()
         let stored = try PostgresConnection(url: url).query(
             "SELECT coalesce(sum(sightings), 0)::bigint FROM gateway_ingest_hourly WHERE site_id = $1", [siteID]).first?.int(0) ?? -1
+        let rows = try PostgresConnection(url: url).query("""
+            SELECT (SELECT count(*) FROM region_events), (SELECT count(*) FROM visits), (SELECT count(*) FROM transitions),
+                   (SELECT count(*) FROM device_state), (SELECT coalesce(avg(octet_length(checkpoint)), 0)::int FROM device_state)
+            """).first
         let rate = Double(committed) / elapsed
         print(String(format: "aggregator: end to end (broker → fusion → committed in PostgreSQL): %.0f sightings/s (%.2f s), %.0f%% of the do-nothing subscriber",
                      rate, elapsed, 100 * rate / idleRate))
         print(String(format: "aggregator: published after %.2f s, fused after %.2f s, committed after %.2f s", publishedAfter, fusedAfter, elapsed))
+        if let rows {
+            print("aggregator: rows: \(try rows.int(0)) region events, \(try rows.int(1)) visits, \(try rows.int(2)) transitions, \(try rows.int(3)) device checkpoints of \(try rows.int(4)) bytes on average")
+        }
         print("aggregator: loss check: published \(sightings), committed \(committed), in gateway_ingest_hourly \(stored) — \(stored == sightings ? "zero loss" : "MISMATCH")")
         print("aggregator: target ≥ 200000 sightings/s and ≥ 50% of the subscriber: \(rate >= 200_000 && rate >= idleRate / 2 && stored == sightings ? "met" : "NOT met")")
     }
