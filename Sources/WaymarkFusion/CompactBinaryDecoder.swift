@@ -32,9 +32,9 @@ public struct CompactBinaryDecoder: Sendable {
 /// The bytes being read and the fingerprint of what was asked for so far.
 final class CompactBinarySource {
     let bytes: ArraySlice<UInt8>
-    var offset: Int
+    @exclusivity(unchecked) var offset: Int
     let end: Int
-    var fingerprint = CompactBinaryFormat.fnvOffset
+    @exclusivity(unchecked) var fingerprint = CompactBinaryFormat.fnvOffset
 
     init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes

@@ -42,7 +42,7 @@ extension AggregatorStore {
         }
     }
 
-    /// The checkpoints in the compact binary encoding, packed into one buffer, with each one's
+    /// The checkpoints in the compact binary encoding (one encoder for all), packed into one buffer, with each one's
     /// 1-based offset (SQL `substring`) and length.
     static func packCheckpoints(_ checkpoints: [DeviceCheckpoint]) throws -> (bytes: [UInt8], offsets: [Int], lengths: [Int]) {
         let encoder = CompactBinaryEncoder()

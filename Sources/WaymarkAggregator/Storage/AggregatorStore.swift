@@ -69,6 +69,8 @@ public struct AggregatorStore: Sendable {
         public var state: AggregatorCheckpoint?
         /// Checkpoints that could not be decoded (an engine version change); those devices start fresh.
         public var undecodable = 0
+        /// Each gateway's latest recorded status.
+        public var statuses: [String: StatusSummary] = [:]
     }
 
     public func load(_ db: PostgresConnection) throws -> Restored {
@@ -87,6 +89,14 @@ public struct AggregatorStore: Sendable {
                 cp = try? binary.decode(DeviceCheckpoint.self, from: try row.decode(PostgresBytes.self, 1).bytes)
             }
             if let cp { r.devices.append(cp) } else { r.undecodable += 1 }
+        }
+        for row in try db.query("""
+            SELECT DISTINCT ON (gateway_id) gateway_id, state, boot FROM gateway_status WHERE site_id = $1
+            ORDER BY gateway_id, received_at DESC
+            """, [siteID]).rows {
+            if let state = GatewayStatus.State(rawValue: try row.string(1)) {
+                r.statuses[try row.string(0)] = StatusSummary(state: state, boot: try row.decode(String?.self, 2))
+            }
         }
         if let row = try db.query("SELECT state::text FROM aggregator_state WHERE site_id = $1", [siteID]).first {
             r.state = try? decoder.decode(AggregatorCheckpoint.self, from: Data(try row.string(0).utf8))
