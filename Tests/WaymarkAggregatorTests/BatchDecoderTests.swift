@@ -21,6 +21,29 @@ import WaymarkCore
         #expect(decoded == batch)
     }
 
+    /// The decimal fast path must give exactly what strtod gives (correct rounding).
+    @Test func numbersDecodeExactlyLikeStrtod() throws {
+        var texts = ["0", "-0", "0.0", "-0.0", "1780300000.05", "-59", "-55.333333333333336", "1700000001.25", "0.1",
+                     "123456789012345", "1234567890123456", "99999999999999.9", "0.000000000000001", "1e3", "-2.5E-3",
+                     "1780300000.123456", "12345678.1234567", "3.0000000000000004"]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let v = Double.random(in: -2e9...2e9, using: &rng)
+            texts.append("\(v)")
+            texts.append(String(format: "%.\(Int.random(in: 0...6, using: &rng))f", v))
+            texts.append("\((v / 1000).rounded() / 1000)")
+        }
+        for text in texts {
+            let bytes = Array(text.utf8) + [0x2C]
+            let parsed = try bytes.withUnsafeBufferPointer { buffer in
+                var c = JSONCursor(buffer)
+                return try c.number()
+            }
+            let expected = strtod(text, nil)
+            #expect(parsed.bitPattern == expected.bitPattern, "\(text)")
+        }
+    }
+
     @Test func skipsUnknownMembersAndAcceptsWhitespace() throws {
         let json = """
             { "v": 1, "future": {"nested": [1, "x", {"a": null}]}, "gateway": "gw-1", "boot": "b", "seq": 7,

@@ -69,27 +69,43 @@ struct JSONCursor {
         String(decoding: try rawString(), as: UTF8.self)
     }
 
-    /// A JSON number as Double (correctly rounded via strtod).
+    /// Exact powers of ten for the decimal fast path of `number()`.
+    static let powersOfTen: [Double] = (0...22).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }
+
+    /// A JSON number as Double, correctly rounded: integers and plain decimals of up to 15 digits
+    /// are converted directly (an exact mantissa divided by an exact power of ten rounds once, so
+    /// the result is the correctly rounded value), everything else via strtod.
     mutating func number() throws(Failure) -> Double {
         skipSpace()
         let start = i
-        var plainInteger = true
-        var value: Int64 = 0
+        var mantissa: Int64 = 0
+        var digits = 0, fraction = 0, dots = 0
+        var other = false
         var negative = false
         if i < bytes.count, bytes[i] == 0x2D { negative = true; i += 1 }
         while i < bytes.count {
             let b = bytes[i]
             if b >= 0x30 && b <= 0x39 {
-                if value < 100_000_000_000_000 { value = value * 10 + Int64(b - 0x30) } else { plainInteger = false }
-            } else if b == 0x2E || b == 0x65 || b == 0x45 || b == 0x2B || b == 0x2D {
-                plainInteger = false
+                if digits < 18 { mantissa = mantissa * 10 + Int64(b - 0x30) }
+                digits += 1
+                if dots > 0 { fraction += 1 }
+            } else if b == 0x2E {
+                dots += 1
+            } else if b == 0x65 || b == 0x45 || b == 0x2B || b == 0x2D {
+                other = true
             } else {
                 break
             }
             i += 1
         }
         guard i > start + (negative ? 1 : 0) else { throw fail("expected a number") }
-        if plainInteger { return Double(negative ? -value : value) }
+        if !other && digits <= 15 {
+            if dots == 0 { return negative ? -Double(mantissa) : Double(mantissa) }
+            if dots == 1 && fraction >= 1 && digits > fraction {
+                let v = Double(mantissa) / Self.powersOfTen[fraction]
+                return negative ? -v : v
+            }
+        }
         let length = i - start
         guard length < 64 else { throw fail("number too long") }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
