@@ -47,6 +47,7 @@ enum AggregatorBenchmark {
         let (payloads, sightings) = try makeBatches(total: total)
         let bytes = payloads.reduce(0) { $0 + $1.payload.count }
         print("aggregator: \(payloads.count) batches, \(sightings) sightings, \(bytes / 1_000_000) MB of JSON, \(gateways) gateways, \(devices) devices")
+        checkpointCost(site: site, payloads: payloads)
 
         // 1. A subscriber that does nothing, on another topic prefix.
         let idleRate = try doNothingRate(mqtt: mqtt, payloads: payloads, sightings: sightings, prefix: "bench-idle-\(getpid())")
