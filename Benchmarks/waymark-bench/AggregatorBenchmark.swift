@@ -47,6 +47,7 @@ enum AggregatorBenchmark {
         let (payloads, sightings) = try makeBatches(total: total)
         let bytes = payloads.reduce(0) { $0 + $1.payload.count }
         print("aggregator: \(payloads.count) batches, \(sightings) sightings, \(bytes / 1_000_000) MB of JSON, \(gateways) gateways, \(devices) devices")
+        checkpointCost(site: site, payloads: payloads)
 
         // 1. A subscriber that does nothing, on another topic prefix.
         let idleRate = try doNothingRate(mqtt: mqtt, payloads: payloads, sightings: sightings, prefix: "bench-idle-\(getpid())")
@@ -68,6 +69,7 @@ enum AggregatorBenchmark {
         Thread.sleep(forTimeInterval: 0.3)
         let publisher = try client(mqtt, "bench-pub")
         let topics = Topics(site: siteID)
+        let cpuBefore = processCPUSeconds()
         let started = Date()
         for p in payloads { try publisher.publish(topic: topics.sightings(p.gateway), payload: p.payload, qos: 1) }
         var publishedAfter = 0.0, fusedAfter = 0.0
@@ -77,18 +79,54 @@ enum AggregatorBenchmark {
             if fusedAfter == 0, service.fusedSightings >= sightings { fusedAfter = Date().timeIntervalSince(started) }
         }
         let elapsed = Date().timeIntervalSince(started)
+        let cpu = processCPUSeconds() - cpuBefore
         let committed = service.committedSightings
+        // The writer's PostgreSQL backend was started during the run: all its CPU time is the run's.
+        let backends = try PostgresConnection(url: url).query(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").rows.map { try $0.int(0) }
+        let backendCPU = backends.reduce(0.0) { $0 + (backendCPUSeconds(pid: $1) ?? 0) }
         service.stop()
         done.wait()
         publisher.close()
         let stored = try PostgresConnection(url: url).query(
             "SELECT coalesce(sum(sightings), 0)::bigint FROM gateway_ingest_hourly WHERE site_id = $1", [siteID]).first?.int(0) ?? -1
+        let rows = try PostgresConnection(url: url).query("""
+            SELECT (SELECT count(*) FROM region_events), (SELECT count(*) FROM visits), (SELECT count(*) FROM transitions),
+                   (SELECT count(*) FROM device_state), (SELECT coalesce(avg(octet_length(checkpoint)), 0)::int FROM device_state)
+            """).first
         let rate = Double(committed) / elapsed
         print(String(format: "aggregator: end to end (broker → fusion → committed in PostgreSQL): %.0f sightings/s (%.2f s), %.0f%% of the do-nothing subscriber",
                      rate, elapsed, 100 * rate / idleRate))
         print(String(format: "aggregator: published after %.2f s, fused after %.2f s, committed after %.2f s", publishedAfter, fusedAfter, elapsed))
+        if let rows {
+            print("aggregator: rows: \(try rows.int(0)) region events, \(try rows.int(1)) visits, \(try rows.int(2)) transitions, \(try rows.int(3)) device checkpoints of \(try rows.int(4)) bytes on average")
+        }
+        print(String(format: "aggregator: CPU per million sightings: %.2f s in the aggregator process (publisher included), %.2f s in its PostgreSQL backend (machine load: %.1f)",
+                     cpu * 1e6 / Double(sightings), backendCPU * 1e6 / Double(sightings), loadAverage()))
         print("aggregator: loss check: published \(sightings), committed \(committed), in gateway_ingest_hourly \(stored) — \(stored == sightings ? "zero loss" : "MISMATCH")")
         print("aggregator: target ≥ 200000 sightings/s and ≥ 50% of the subscriber: \(rate >= 200_000 && rate >= idleRate / 2 && stored == sightings ? "met" : "NOT met")")
+    }
+
+    /// User + system CPU of this process so far.
+    static func processCPUSeconds() -> Double {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
+    }
+
+    /// User + system CPU of a local process (a PostgreSQL backend), from /proc; nil when not readable.
+    static func backendCPUSeconds(pid: Int) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return nil }
+        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The 1-minute load average (other work on the machine slows the run down).
+    static func loadAverage() -> Double {
+        var load = [0.0, 0.0, 0.0]
+        return getloadavg(&load, 3) > 0 ? load[0] : -1
     }
 
     static func siteYAML(_ id: String) -> String {

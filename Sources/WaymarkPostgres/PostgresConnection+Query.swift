@@ -4,18 +4,42 @@ import Glibc
 #endif
 
 extension PostgresConnection {
-    /// Runs one statement with bound text parameters (`$1`, `$2` …) and returns its rows (empty for
-    /// statements that return none). `nil` binds SQL NULL.
+    /// Runs one statement with bound parameters (`$1`, `$2` …) and returns its rows (empty for
+    /// statements that return none). `nil` binds SQL NULL. Values are sent in PostgreSQL's text
+    /// form, except `PostgresBytes`, which is sent in binary form.
     ///
     ///     try db.query("SELECT id FROM devices WHERE first_seen > $1", [since])
     @discardableResult
     public func query(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> PostgresResult {
         let handle = try requireHandle("query")
-        let texts = parameters.map { $0?.postgresText }
-        let owned: [UnsafeMutablePointer<CChar>?] = texts.map { $0.flatMap { strdup($0) } }
+        var owned: [UnsafeMutablePointer<CChar>?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        owned.reserveCapacity(parameters.count)
         defer { owned.forEach { free($0) } }
+        for p in parameters {
+            if let bytes = p as? PostgresBytes {
+                let copy = malloc(max(1, bytes.bytes.count))!.assumingMemoryBound(to: CChar.self)
+                bytes.bytes.withUnsafeBytes { raw in
+                    if let base = raw.baseAddress { memcpy(copy, base, raw.count) }
+                }
+                owned.append(copy)
+                lengths.append(Int32(bytes.bytes.count))
+                formats.append(1)
+            } else {
+                owned.append(p?.postgresText.flatMap { strdup($0) })
+                lengths.append(0)
+                formats.append(0)
+            }
+        }
+        let binary = formats.contains(1)
         let result = owned.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+            lengths.withUnsafeBufferPointer { lengths in
+                formats.withUnsafeBufferPointer { formats in
+                    PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress,
+                                 binary ? lengths.baseAddress : nil, binary ? formats.baseAddress : nil, 0)
+                }
+            }
         }
         return try consume(result, operation: "query", expect: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
     }

@@ -76,7 +76,9 @@ import WaymarkFusion
         #expect(c.progress.processed[.init(gateway: "gw-0", boot: "b")] == 6)
     }
 
-    @Test func restoringACheckpointContinuesLikeAnUninterruptedRun() throws {
+    /// Binary: what the aggregator stores since schema 0005; JSON: rows written before it.
+    @Test(arguments: ["binary", "json"])
+    func restoringACheckpointContinuesLikeAnUninterruptedRun(encoding: String) throws {
         let records = LineWalk.records(devices: 3, path: [0, 1, 2, 3, 2, 1], dwell: 40, start: 1_700_000_000, regions: 4)
         let batches = LineWalk.batches(records)
         var straight = try core()
@@ -90,8 +92,13 @@ import WaymarkFusion
         }
         let sealedFirst = first.sealWrite()
         let saved = try #require(sealedFirst)
-        // Round-trip the checkpoints through JSON, as PostgreSQL stores them.
-        let devices = try saved.checkpoints.map { try JSONDecoder().decode(DeviceCheckpoint.self, from: JSONEncoder().encode($0)) }
+        // Round-trip the checkpoints through the encoding PostgreSQL stores them in.
+        let devices = try saved.checkpoints.map { cp in
+            encoding == "binary"
+                ? try CompactBinaryDecoder().decode(DeviceCheckpoint.self, from: CompactBinaryEncoder().encode(cp))
+                : try JSONDecoder().decode(DeviceCheckpoint.self, from: JSONEncoder().encode(cp))
+        }
+        #expect(devices == saved.checkpoints)
         var resumed = try core()
         resumed.restore(devices: devices, progress: saved.progress, state: saved.aggregatorState)
         for b in batches {

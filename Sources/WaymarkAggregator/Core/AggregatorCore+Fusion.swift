@@ -15,12 +15,7 @@ extension AggregatorCore {
                 return h
             }()
             engine.ingest(entry, device: handle, gateway: g, into: &outputs)
-            changedDevices.insert(entry.device)
-            if let seen = pending.devices[entry.device] {
-                pending.devices[entry.device] = (min(seen.first, entry.first), max(seen.last, entry.last))
-            } else {
-                pending.devices[entry.device] = (entry.first, entry.last)
-            }
+            activity.note(handle, entry.device, first: entry.first, last: entry.last)
             for region in entrances {
                 let key = WriteBatch.EntranceKey(region: region, device: entry.device, hour: Self.hour(entry.first))
                 if let seen = pending.entranceHeard[key] {

@@ -8,6 +8,10 @@ extension AggregatorCore {
         route()
         var batch = pending
         batch.progress = progress.takeAdvanced()
+        for heard in activity.take() {
+            batch.devices[heard.device] = (heard.first, heard.last)
+            changedDevices.insert(heard.device)
+        }
         for device in changedDevices {
             if let cp = engine.checkpoint(device: device) { batch.checkpoints.append(cp) }
         }
@@ -57,8 +61,9 @@ extension AggregatorCore {
     /// Restores what a previous run committed: device checkpoints, high-water marks and the
     /// site-wide state. Call before the first message.
     public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
-                                 state: AggregatorCheckpoint?) {
+                                 state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:]) {
         for cp in devices { handles[cp.device] = engine.restore(cp) }
+        lastStatus = statuses
         progress.restore(marks)
         if let state {
             nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity

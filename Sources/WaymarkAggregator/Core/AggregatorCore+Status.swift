@@ -8,7 +8,9 @@ extension AggregatorCore {
     ///
     /// A retained status delivered on subscribe may be old: it is recorded at its own (corrected)
     /// time, so a re-delivery after a restart hits the same row, and it is not fed to the engine
-    /// unless it is newer than the evidence processed so far.
+    /// unless it is newer than the evidence processed so far. A retained status without a usable
+    /// time is recorded at its receive time unless the gateway's latest recorded status already
+    /// says the same (state and boot), so restarts do not add a row each.
     mutating func handleStatus(gateway: String, payload: [UInt8], receivedAt: Double, retained: Bool) -> Outcome {
         guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
         guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
@@ -19,14 +21,21 @@ extension AggregatorCore {
         let offset = clocks[gateway]?.offset ?? 0
         let reported = status.t.map { $0 + offset }
         let at: Double
+        let summary = StatusSummary(state: status.state, boot: status.boot)
         if retained {
             guard let reported, reported.isFinite, reported >= ClockSanity.earliestPlausible, reported <= receivedAt + 5 else {
-                return .status(gateway: gateway)  // an old retained status without a usable time: nothing to record
+                // No usable time: its age is unknown, so it is not fed to the engine.
+                if lastStatus[gateway] != summary {
+                    lastStatus[gateway] = summary
+                    pending.statuses.append(.init(gateway: gateway, receivedAt: receivedAt, status: status))
+                }
+                return .status(gateway: gateway)
             }
             at = reported
         } else {
             at = receivedAt
         }
+        lastStatus[gateway] = summary
         pending.statuses.append(.init(gateway: gateway, receivedAt: at, status: status))
         if !retained { reorder.setOnline(gateway, status.state == .online) }
         if !retained || at >= latest {
@@ -35,5 +44,15 @@ extension AggregatorCore {
             route()
         }
         return .status(gateway: gateway)
+    }
+}
+
+/// What a gateway's latest recorded status said (to skip re-recording a retained one).
+public struct StatusSummary: Hashable, Sendable {
+    public var state: GatewayStatus.State
+    public var boot: String?
+    public init(state: GatewayStatus.State, boot: String?) {
+        self.state = state
+        self.boot = boot
     }
 }

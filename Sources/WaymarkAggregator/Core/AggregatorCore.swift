@@ -37,7 +37,11 @@ public struct AggregatorCore: Sendable {
     var decoder = BatchDecoder()
     var clocks: [String: ClockSanity] = [:]
     var pending = WriteBatch()
+    /// Devices whose state changed by a timer or status since the last write (those heard are in `activity`).
     var changedDevices = Set<DeviceID>()
+    var activity = DeviceActivity()
+    /// The latest status recorded per gateway (restored from `gateway_status` at start).
+    var lastStatus: [String: StatusSummary] = [:]
     var handles: [DeviceID: DeviceHandle] = [:]
     var nextTick = -Double.infinity
     /// Latest evidence time processed (fusion lag = now − latest).

@@ -94,8 +94,9 @@ enum DevicePayloads {
 /// A tiny JSON writer for the payloads above (a class so that the nested builder closures can
 /// write to the same buffer).
 final class JSONText {
-    var bytes: [UInt8] = []
-    private var needsComma = false
+    /// Written by one builder at a time: no dynamic exclusivity checks on every byte.
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) private var needsComma = false
 
     init() { bytes.reserveCapacity(256) }
 
@@ -143,6 +144,12 @@ final class JSONText {
 
     private func string(_ s: String) {
         bytes.append(0x22)
+        // Ids and keys never need escaping: copy them in one go.
+        if !s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) {
+            bytes.append(contentsOf: s.utf8)
+            bytes.append(0x22)
+            return
+        }
         for b in s.utf8 {
             switch b {
             case 0x22: bytes.append(contentsOf: [0x5C, 0x22])

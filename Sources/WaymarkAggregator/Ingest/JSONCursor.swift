@@ -69,27 +69,47 @@ struct JSONCursor {
         String(decoding: try rawString(), as: UTF8.self)
     }
 
-    /// A JSON number as Double (correctly rounded via strtod).
+    /// Exact powers of ten for the decimal fast path of `number()`.
+    static let powersOfTen: [Double] = (0...22).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }
+
+    /// A JSON number as Double, correctly rounded: integers and plain decimals of up to 15 digits
+    /// are converted directly (an exact mantissa divided by an exact power of ten rounds once, so
+    /// the result is the correctly rounded value), everything else via strtod.
     mutating func number() throws(Failure) -> Double {
         skipSpace()
         let start = i
-        var plainInteger = true
-        var value: Int64 = 0
+        var mantissa: Int64 = 0
+        var digits = 0, fraction = 0, dots = 0
+        var other = false
         var negative = false
         if i < bytes.count, bytes[i] == 0x2D { negative = true; i += 1 }
         while i < bytes.count {
             let b = bytes[i]
             if b >= 0x30 && b <= 0x39 {
-                if value < 100_000_000_000_000 { value = value * 10 + Int64(b - 0x30) } else { plainInteger = false }
-            } else if b == 0x2E || b == 0x65 || b == 0x45 || b == 0x2B || b == 0x2D {
-                plainInteger = false
+                if digits < 18 { mantissa = mantissa * 10 + Int64(b - 0x30) }
+                digits += 1
+                if dots > 0 { fraction += 1 }
+            } else if b == 0x2E {
+                dots += 1
+            } else if b == 0x65 || b == 0x45 || b == 0x2B || b == 0x2D {
+                other = true
             } else {
                 break
             }
             i += 1
         }
         guard i > start + (negative ? 1 : 0) else { throw fail("expected a number") }
-        if plainInteger { return Double(negative ? -value : value) }
+        if !other && digits <= 18 {
+            if dots == 0 && digits <= 15 { return negative ? -Double(mantissa) : Double(mantissa) }
+            if dots == 1 && fraction >= 1 && digits > fraction {
+                if digits <= 15 {
+                    let v = Double(mantissa) / Self.powersOfTen[fraction]
+                    return negative ? -v : v
+                }
+                // 16–18 digits (timestamps with sub-microsecond digits): checked exactly.
+                if let v = Self.nearestDouble(UInt64(mantissa), overPowerOfTen: fraction) { return negative ? -v : v }
+            }
+        }
         let length = i - start
         guard length < 64 else { throw fail("number too long") }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buf in
@@ -97,6 +117,30 @@ struct JSONCursor {
             buf[length] = 0
             return strtod(buf.baseAddress!, nil)
         }
+    }
+
+    /// The double nearest to `m / 10^k`, or nil when this quick check cannot decide (then strtod
+    /// does). A candidate `c = sig · 2^e` is the nearest exactly when `m / 10^k` lies strictly
+    /// inside its rounding interval, `(2·sig − 1) · 10^k < m · 2^(1−e) < (2·sig + 1) · 10^k`,
+    /// which 128-bit integers decide without rounding. The quotient computed in floating point is
+    /// within two ulps, so one of it and its neighbours is the answer; halfway cases, powers of two
+    /// (uneven intervals) and magnitudes that do not fit are left to strtod.
+    static func nearestDouble(_ m: UInt64, overPowerOfTen k: Int) -> Double? {
+        guard k >= 1, k <= 18, m > 0, m < 1 << 60 else { return nil }
+        var p: UInt64 = 1
+        for _ in 0..<k { p *= 10 }
+        let estimate = Double(m) / powersOfTen[k]
+        for c in [estimate, estimate.nextDown, estimate.nextUp] {
+            guard c.isNormal, c.significandBitPattern != 0 else { return nil }
+            let sig = c.significandBitPattern | (1 << 52)
+            let shift = 1 - (Int(c.exponent) - 52)
+            guard shift >= 0, shift <= 64 else { return nil }
+            let scaled = UInt128(m) << shift
+            let low = UInt128(2 * sig - 1) * UInt128(p), high = UInt128(2 * sig + 1) * UInt128(p)
+            if scaled == low || scaled == high { return nil }
+            if scaled > low && scaled < high { return c }
+        }
+        return nil
     }
 
     /// `null` when it comes next.

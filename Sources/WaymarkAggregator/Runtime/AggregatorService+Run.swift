@@ -51,9 +51,11 @@ extension AggregatorService {
                 try store.checkSchema(db)
                 try store.syncSite(db, site)
                 let restored = try store.load(db)
-                core.restore(devices: restored.devices, progress: restored.progress, state: restored.state)
+                core.restore(devices: restored.devices, progress: restored.progress, state: restored.state,
+                             statuses: restored.statuses)
                 if config.rawSightings {
                     let (made, dropped) = try store.maintainPartitions(db, now: Date(), retentionDays: config.rawRetentionDays)
+                    startupPartitionUpkeepAt = Self.now()
                     logger.info("raw sightings partitions", metadata: ["created": .stringConvertible(made), "dropped": .stringConvertible(dropped)])
                 }
                 if restored.undecodable > 0 {

@@ -16,8 +16,11 @@ extension AggregatorService {
         var db: PostgresConnection?
         var failing = false
         var stopDeadline: Double?
+        var upkeep = PartitionUpkeep(retryS: max(config.retryS, 60))
+        if let at = startupPartitionUpkeepAt { upkeep.succeeded(at: at) }
         defer { writerDone.signal() }
-        while var batch = nextWrite() {
+        while var batch = nextWrite(idle: { maintainPartitionsIfDue(&db, &upkeep, url: url) }) {
+            maintainPartitionsIfDue(&db, &upkeep, url: url)
             // Commit everything already queued together (see WriteBatch.absorb).
             while batch.rowCount < Self.maxMergedRows, let more = writes.pop(timeout: 0) { batch.absorb(more) }
             var attempts = 0
@@ -76,10 +79,32 @@ extension AggregatorService {
         db?.close()
     }
 
-    private func nextWrite() -> WriteBatch? {
+    /// The next write; `idle` runs whenever none came for 0.2 s.
+    private func nextWrite(idle: () -> Void) -> WriteBatch? {
         while true {
             if let b = writes.pop(timeout: 0.2) { return b }
             if writesClosedAndEmpty { return nil }
+            idle()
+        }
+    }
+
+    /// The daily raw-sighting partition upkeep of a running aggregator (`PartitionUpkeep`).
+    private func maintainPartitionsIfDue(_ db: inout PostgresConnection?, _ upkeep: inout PartitionUpkeep, url: String) {
+        guard config.rawSightings, !isStopping else { return }
+        let now = Self.now()
+        guard upkeep.isDue(at: now) else { return }
+        do {
+            if db == nil || db?.isConnected == false { db = try PostgresConnection(url: url) }
+            let (made, dropped) = try store.maintainPartitions(db!, now: Date(timeIntervalSince1970: now), retentionDays: config.rawRetentionDays)
+            upkeep.succeeded(at: now)
+            logger.info("raw sightings partitions", metadata: ["created": .stringConvertible(made), "dropped": .stringConvertible(dropped)])
+        } catch {
+            if let e = error as? PostgresError, e.isConnectionFailure {
+                db?.close()
+                db = nil
+            }
+            upkeep.failed(at: now)
+            logger.warning("raw sightings partition upkeep failed; retrying in \(Int(upkeep.retryS)) s: \(error)")
         }
     }
 

@@ -36,6 +36,8 @@ public final class AggregatorService: @unchecked Sendable {
     var client: MQTTClient?
     var metricsEndpoint: MetricsEndpoint?
     var writerDone = DispatchSemaphore(value: 0)
+    /// When the start-up partition upkeep ran (written before the writer thread starts, then read by it).
+    var startupPartitionUpkeepAt: Double?
     /// Sightings committed so far (for tests and the benchmark).
     public var committedSightings: Int {
         lock.lock(); defer { lock.unlock() }

@@ -9,19 +9,22 @@ extension AggregatorStore {
     /// Arrays are bound as parameters (`unnest($n::type[])`): one round trip per table however
     /// many rows; raw sightings, the bulk, go through COPY.
     public func write(_ db: PostgresConnection, _ batch: WriteBatch) throws {
-        let encoder = JSONEncoder()
-        let checkpoints = try batch.checkpoints.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
-        let state = String(decoding: try encoder.encode(batch.aggregatorState), as: UTF8.self)
+        let checkpoints = try Self.packCheckpoints(batch.checkpoints)
+        let state = String(decoding: try JSONEncoder().encode(batch.aggregatorState), as: UTF8.self)
         try db.transaction { db in
             try writePaths(db, batch)
             try writeCounters(db, batch)
             if !batch.rawSightings.isEmpty { try writeRaw(db, batch.rawSightings) }
-            if !checkpoints.isEmpty {
+            if !batch.checkpoints.isEmpty {
+                // One binary parameter holds every checkpoint; each row takes its slice.
                 try db.query("""
-                    INSERT INTO device_state (site_id, device_id, state)
-                    SELECT $1, d, s::jsonb FROM unnest($2::text[], $3::text[]) AS u(d, s)
-                    ON CONFLICT (site_id, device_id) DO UPDATE SET state = excluded.state, updated_at = now()
-                    """, [siteID, batch.checkpoints.map(\.device.rawValue), checkpoints])
+                    INSERT INTO device_state (site_id, device_id, state, checkpoint)
+                    SELECT $1, d, NULL, substring($3::bytea FROM o FOR n)
+                    FROM unnest($2::text[], $4::int[], $5::int[]) AS u(d, o, n)
+                    ON CONFLICT (site_id, device_id) DO UPDATE
+                      SET state = NULL, checkpoint = excluded.checkpoint, updated_at = now()
+                    """, [siteID, batch.checkpoints.map(\.device.rawValue), PostgresBytes(checkpoints.bytes),
+                          checkpoints.offsets, checkpoints.lengths])
             }
             try db.query("""
                 INSERT INTO aggregator_state (site_id, state) VALUES ($1, $2::jsonb)
@@ -37,6 +40,23 @@ extension AggregatorStore {
                     """, [siteID, marks.map(\.key.gateway), marks.map(\.key.boot), marks.map { Int64($0.value) }])
             }
         }
+    }
+
+    /// The checkpoints in the compact binary encoding (one encoder for all), packed into one buffer, with each one's
+    /// 1-based offset (SQL `substring`) and length.
+    static func packCheckpoints(_ checkpoints: [DeviceCheckpoint]) throws -> (bytes: [UInt8], offsets: [Int], lengths: [Int]) {
+        let encoder = CompactBinaryEncoder()
+        var bytes: [UInt8] = []
+        var offsets: [Int] = [], lengths: [Int] = []
+        offsets.reserveCapacity(checkpoints.count)
+        lengths.reserveCapacity(checkpoints.count)
+        for cp in checkpoints {
+            let start = bytes.count
+            try encoder.encode(cp, appendingTo: &bytes)
+            offsets.append(start + 1)
+            lengths.append(bytes.count - start)
+        }
+        return (bytes, offsets, lengths)
     }
 
     private func writePaths(_ db: PostgresConnection, _ b: WriteBatch) throws {

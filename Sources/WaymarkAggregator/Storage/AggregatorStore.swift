@@ -8,8 +8,8 @@ import WaymarkPostgres
 /// Runs on the writer thread with that thread's `PostgresConnection`.
 public struct AggregatorStore: Sendable {
     public let siteID: String
-    /// Migrations of schema/ this aggregator needs (0001–0004).
-    static let requiredVersions = [1, 2, 3, 4]
+    /// Migrations of schema/ this aggregator needs (0001–0005).
+    static let requiredVersions = [1, 2, 3, 4, 5]
 
     public init(siteID: String) { self.siteID = siteID }
 
@@ -69,6 +69,8 @@ public struct AggregatorStore: Sendable {
         public var state: AggregatorCheckpoint?
         /// Checkpoints that could not be decoded (an engine version change); those devices start fresh.
         public var undecodable = 0
+        /// Each gateway's latest recorded status.
+        public var statuses: [String: StatusSummary] = [:]
     }
 
     public func load(_ db: PostgresConnection) throws -> Restored {
@@ -76,12 +78,24 @@ public struct AggregatorStore: Sendable {
         for row in try db.query("SELECT gateway_id, boot, seq FROM gateway_progress WHERE site_id = $1", [siteID]).rows {
             r.progress[.init(gateway: try row.string(0), boot: try row.string(1))] = try row.decode(UInt64.self, 2)
         }
-        let decoder = JSONDecoder()
-        for row in try db.query("SELECT state::text FROM device_state WHERE site_id = $1", [siteID]).rows {
-            if let cp = try? decoder.decode(DeviceCheckpoint.self, from: Data(try row.string(0).utf8)) {
-                r.devices.append(cp)
+        let decoder = JSONDecoder(), binary = CompactBinaryDecoder()
+        // Binary checkpoints (schema 0005). A row with JSON `state` was last written by an
+        // aggregator from before 0005 (this one always sets it to NULL): the JSON is the latest.
+        for row in try db.query("SELECT state::text, checkpoint FROM device_state WHERE site_id = $1", [siteID]).rows {
+            let cp: DeviceCheckpoint?
+            if let json = try row.decode(String?.self, 0) {
+                cp = try? decoder.decode(DeviceCheckpoint.self, from: Data(json.utf8))
             } else {
-                r.undecodable += 1
+                cp = try? binary.decode(DeviceCheckpoint.self, from: try row.decode(PostgresBytes.self, 1).bytes)
+            }
+            if let cp { r.devices.append(cp) } else { r.undecodable += 1 }
+        }
+        for row in try db.query("""
+            SELECT DISTINCT ON (gateway_id) gateway_id, state, boot FROM gateway_status WHERE site_id = $1
+            ORDER BY gateway_id, received_at DESC
+            """, [siteID]).rows {
+            if let state = GatewayStatus.State(rawValue: try row.string(1)) {
+                r.statuses[try row.string(0)] = StatusSummary(state: state, boot: try row.decode(String?.self, 2))
             }
         }
         if let row = try db.query("SELECT state::text FROM aggregator_state WHERE site_id = $1", [siteID]).first {

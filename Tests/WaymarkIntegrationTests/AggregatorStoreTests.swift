@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import WaymarkAggregator
+import WaymarkConfig
+import WaymarkCore
+import WaymarkFusion
+import WaymarkPostgres
+
+/// `AggregatorStore` against the real server: binary checkpoints (schema 0005), rows written by an
+/// aggregator from before it, and the status history a restart starts from.
+@Suite("Aggregator store (PostgreSQL)", .enabled(if: AggregatorTestServices.shouldRun), .serialized)
+struct AggregatorStoreTests {
+    func fused(siteID: String) throws -> (site: Site, core: AggregatorCore) {
+        let site = try SiteLoader.load(path: try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 4))).site
+        var settings = AggregatorCore.Settings()
+        settings.clock.toleranceS = 1e9
+        settings.clock.maxAgeS = 1e10
+        var core = AggregatorCore(site: site, topics: Topics(site: siteID), settings: settings)
+        let records = AggregatorTestVenue.records(devices: 3, path: [0, 1, 2, 3], dwell: 30, start: 1_700_000_000, regions: 4)
+        for b in AggregatorTestVenue.batches(records, boot: "b") {
+            _ = core.handle(topic: Topics(site: siteID).sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
+        }
+        let status = GatewayStatus(state: .online, gateway: "gw-2", boot: "b", t: nil)
+        _ = core.handle(topic: Topics(site: siteID).status("gw-2"), payload: Array(try JSONEncoder().encode(status)), receivedAt: 1_700_000_500)
+        return (site, core)
+    }
+
+    @Test func binaryCheckpointsAndLegacyJSONRowsBothRestore() throws {
+        let db = try PostgresTestDatabase("aggregator_store")
+        defer { db.drop() }
+        let conn = try db.connect()
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(conn)
+        let siteID = "store-\(UInt32.random(in: 0...UInt32.max))"
+        var (site, core) = try fused(siteID: siteID)
+        let store = AggregatorStore(siteID: siteID)
+        try store.checkSchema(conn)
+        try store.syncSite(conn, site)
+        let sealed = core.sealWrite()
+        let batch = try #require(sealed)
+        #expect(batch.checkpoints.count == 3)
+        try store.write(conn, batch)
+
+        // Written in binary, the JSON column empty.
+        let stored = try conn.query("SELECT count(*), count(checkpoint), count(state) FROM device_state WHERE site_id = $1", [siteID]).first
+        #expect(try stored?.int(0) == 3 && stored?.int(1) == 3 && stored?.int(2) == 0)
+
+        // One device as an aggregator from before schema 0005 left it: JSON only.
+        let legacy = batch.checkpoints[0]
+        try conn.query("UPDATE device_state SET state = $3::jsonb, checkpoint = NULL WHERE site_id = $1 AND device_id = $2",
+                       [siteID, legacy.device.rawValue, String(decoding: try JSONEncoder().encode(legacy), as: UTF8.self)])
+        // Another as an older aggregator rewrote it after a newer one: its JSON is the latest.
+        let rewritten = batch.checkpoints[1]
+        try conn.query("UPDATE device_state SET state = $3::jsonb WHERE site_id = $1 AND device_id = $2",
+                       [siteID, rewritten.device.rawValue, String(decoding: try JSONEncoder().encode(rewritten), as: UTF8.self)])
+
+        let restored = try store.load(conn)
+        #expect(restored.undecodable == 0)
+        #expect(Set(restored.devices) == Set(batch.checkpoints))
+        #expect(restored.progress == batch.progress)
+        #expect(restored.statuses["gw-2"] == StatusSummary(state: .online, boot: "b"))
+
+        // A checkpoint from an engine whose state has another shape is ignored, not misread.
+        try conn.query("UPDATE device_state SET state = NULL, checkpoint = $3::bytea WHERE site_id = $1 AND device_id = $2",
+                       [siteID, legacy.device.rawValue, PostgresBytes(try CompactBinaryEncoder().encode(["not", "a", "checkpoint"]))])
+        let again = try store.load(conn)
+        #expect(again.undecodable == 1)
+        #expect(Set(again.devices) == Set(batch.checkpoints.dropFirst()))
+
+        // The next write converts a legacy row back to binary.
+        var next = WriteBatch()
+        next.checkpoints = [rewritten]
+        next.aggregatorState = batch.aggregatorState
+        try store.write(conn, next)
+        #expect(try conn.query("SELECT state IS NULL AND checkpoint IS NOT NULL FROM device_state WHERE site_id = $1 AND device_id = $2",
+                               [siteID, rewritten.device.rawValue]).first?.bool(0) == true)
+    }
+
+    @Test func bytesBindInBinaryAndReadBackExactly() throws {
+        let db = try PostgresTestDatabase("aggregator_bytes")
+        defer { db.drop() }
+        let conn = try db.connect()
+        let bytes = PostgresBytes((0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 37) } + [0, 0x5C, 0x27, 0])
+        let row = try #require(try conn.query("SELECT $1::bytea, octet_length($1::bytea), substring($1::bytea FROM 3 FOR 2)", [bytes]).first)
+        #expect(try row.decode(PostgresBytes.self, 0) == bytes)
+        #expect(try row.int(1) == bytes.bytes.count)
+        #expect(try row.decode(PostgresBytes.self, 2).bytes == Array(bytes.bytes[2..<4]))
+        // Inside an array parameter the hex text form is used.
+        let array = try #require(try conn.query("SELECT ($1::bytea[])[2]", [[PostgresBytes([1, 2]), PostgresBytes([0xFF])]]).first)
+        #expect(try array.decode(PostgresBytes.self, 0) == PostgresBytes([0xFF]))
+    }
+}
