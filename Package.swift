@@ -58,7 +58,7 @@ let package = Package(
         .target(
             name: "WaymarkService",
             dependencies: [
-                "WaymarkCore",
+                "WaymarkCore", "WaymarkMQTT",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

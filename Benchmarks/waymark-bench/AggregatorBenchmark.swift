@@ -55,7 +55,7 @@ enum AggregatorBenchmark {
 
         // 2. The aggregator.
         var config = AggregatorConfig(sitePath: sitePath)
-        config.mqttURL = mqtt
+        config.mqtt.url = mqtt
         config.databaseURL = url
         config.metricsPort = 0
         config.flushIntervalMS = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_FLUSH_MS"] ?? "") ?? 1000

@@ -87,14 +87,14 @@ enum EdgeBenchmark {
         let spool = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-bench-edge-\(getpid())-\(fsync)").path
         defer { try? FileManager.default.removeItem(atPath: spool) }
         var config = EdgeConfig(sitePath: "bench", gateway: "gw-bench")
-        config.mqttURL = broker
-        config.mqttClientID = "bench-edge-\(getpid())"
+        config.mqtt.url = broker
+        config.mqtt.clientID = "bench-edge-\(getpid())"
         config.topicPrefix = "waymark-bench/edge-\(getpid())"
         config.spoolDir = spool
         config.spoolFsync = fsync
         config.spoolMaxBytes = 1 << 30
         config.metricsPort = 0
-        config.mqttMaxInflight = 100
+        config.mqtt.maxInflight = 100
         let source = GatedSource(ReplaySource(path: capture, rate: 0, eventInterval: 0.01, startTime: 1_000_000, repetitions: repetitions))
         let agent = try EdgeAgent(config: config, site: try site(), source: source)
         source.gate = { agent.snapshot().connected }

@@ -19,8 +19,8 @@ import WaymarkService
         let c = try load(flags: ["window_s": "2"], env: ["WAYMARK_EDGE_WINDOW_S": "3", "WAYMARK_EDGE_MQTT_URL": "mqtt://env:1884"],
                          file: "site: s.yaml\ngateway: gw1\nwindow_s: 4\nmqtt: {url: 'mqtt://file:1885', username: gw1, password: hunter2}\nspool:\n  max_bytes: 8192\n")
         #expect(c.windowS == 2)
-        #expect(c.mqttURL == "mqtt://env:1884")
-        #expect(c.mqttPassword == "hunter2")
+        #expect(c.mqtt.url == "mqtt://env:1884")
+        #expect(c.mqtt.password == "hunter2")
         #expect(c.spoolMaxBytes == 8192)
         #expect(c.source == .adapter("hci0"))
         #expect(c.clientID == "waymark-edge-gw1")
@@ -80,8 +80,8 @@ import WaymarkService
         #expect(throws: MQTTError.self) { try MQTTConnection(url: "tcp://host") }
         // TLS from the config: a CA file switches to mqtts defaults.
         var c = EdgeConfig(sitePath: "s", gateway: "g")
-        c.mqttURL = "mqtt://broker"
-        c.mqttCAFile = "/etc/ssl/ca.pem"
+        c.mqtt.url = "mqtt://broker"
+        c.mqtt.caFile = "/etc/ssl/ca.pem"
         let conn = try c.connection()
         #expect(conn.tls?.caFile == "/etc/ssl/ca.pem" && conn.port == 8883)
     }

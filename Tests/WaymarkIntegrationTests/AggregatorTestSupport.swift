@@ -197,8 +197,8 @@ final class AggregatorTestRun: @unchecked Sendable {
 
     static func config(site path: String, mqtt: String, database: String, clientID: String) -> AggregatorConfig {
         var c = AggregatorConfig(sitePath: path)
-        c.mqttURL = mqtt
-        c.mqttClientID = clientID
+        c.mqtt.url = mqtt
+        c.mqtt.clientID = clientID
         c.databaseURL = database
         c.flushIntervalMS = 100
         c.publishIntervalMS = 50

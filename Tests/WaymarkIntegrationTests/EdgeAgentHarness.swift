@@ -28,14 +28,14 @@ enum EdgeHarness {
 
     static func config(broker: String, prefix: String, spool: String) -> EdgeConfig {
         var c = EdgeConfig(sitePath: "edge-it.yaml", gateway: "gw1")
-        c.mqttURL = broker
-        c.mqttClientID = "edge-it-\(UUID().uuidString.prefix(8))"
+        c.mqtt.url = broker
+        c.mqtt.clientID = "edge-it-\(UUID().uuidString.prefix(8))"
         c.topicPrefix = prefix
         c.spoolDir = spool
         c.spoolFsync = false
         c.spoolResendAfterS = 1
-        c.mqttReconnectMinS = 1
-        c.mqttReconnectMaxS = 1
+        c.mqtt.reconnectMinS = 1
+        c.mqtt.reconnectMaxS = 1
         c.statusIntervalS = 1
         c.metricsPort = 0
         return c

@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkMQTT
 import WaymarkService
 
 extension AggregatorConfig {
@@ -16,18 +17,7 @@ extension AggregatorConfig {
         }
         var c = AggregatorConfig(sitePath: site)
         c.topicPrefix = layers.optionalString("topic_prefix")
-        c.mqttURL = layers.string("mqtt.url", default: c.mqttURL)
-        c.mqttClientID = layers.optionalString("mqtt.client_id")
-        c.mqttUsername = layers.optionalString("mqtt.username")
-        c.mqttPassword = layers.optionalString("mqtt.password")
-        c.mqttCAFile = layers.optionalString("mqtt.ca_file")
-        c.mqttCertFile = layers.optionalString("mqtt.cert_file")
-        c.mqttKeyFile = layers.optionalString("mqtt.key_file")
-        c.mqttKeepaliveS = try layers.int("mqtt.keepalive_s", default: c.mqttKeepaliveS)
-        try check((5...3600).contains(c.mqttKeepaliveS), "mqtt.keepalive_s", "must be 5 … 3600 seconds")
-        c.mqttMaxInflight = try layers.int("mqtt.max_inflight", default: c.mqttMaxInflight)
-        try check((1...65535).contains(c.mqttMaxInflight), "mqtt.max_inflight", "must be 1 … 65535")
-        do { _ = try c.connection() } catch { throw ConfigLayers.ConfigError("mqtt.url: \(error)") }
+        c.mqtt = try MQTTSettings.load(layers, defaults: c.mqtt)
 
         c.databaseURL = layers.string("database.url", default: c.databaseURL)
         c.databasePassword = layers.optionalString("database.password")

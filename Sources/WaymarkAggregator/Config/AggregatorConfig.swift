@@ -11,21 +11,14 @@ public struct AggregatorConfig: Sendable {
     /// `topic_prefix`: default `waymark/v1/<site id>`.
     public var topicPrefix: String?
 
-    /// `mqtt.url`: `mqtt://host:1883` or `mqtts://host:8883`.
-    public var mqttURL = "mqtt://127.0.0.1:1883"
-    /// `mqtt.client_id`: default `waymark-aggregator-<site>`; stable, because the session is persistent.
-    public var mqttClientID: String?
-    /// `mqtt.username`, `mqtt.password` (secret).
-    public var mqttUsername: String?
-    public var mqttPassword: String?
-    /// `mqtt.ca_file`, `mqtt.cert_file`, `mqtt.key_file`: TLS (PEM).
-    public var mqttCAFile: String?
-    public var mqttCertFile: String?
-    public var mqttKeyFile: String?
-    /// `mqtt.keepalive_s`.
-    public var mqttKeepaliveS = 30
-    /// `mqtt.max_inflight`: outgoing QoS 1 messages in flight.
-    public var mqttMaxInflight = 1000
+    /// The `mqtt.*` keys (url, client_id — default `waymark-aggregator-<site>`, stable because the
+    /// session is persistent —, credentials, TLS, keepalive, max_inflight: outgoing QoS 1 messages in
+    /// flight, default 1000; reconnect backoff).
+    public var mqtt: MQTTSettings = {
+        var m = MQTTSettings()
+        m.maxInflight = 1000
+        return m
+    }()
 
     /// `database.url`: `postgresql://user@host:5432/db`; empty = libpq environment (PGHOST …).
     public var databaseURL = ""
@@ -75,8 +68,7 @@ public struct AggregatorConfig: Sendable {
     /// Every key, for `ConfigLayers`.
     public static let keys = [
         "site", "topic_prefix",
-        "mqtt.url", "mqtt.client_id", "mqtt.username", "mqtt.password", "mqtt.ca_file", "mqtt.cert_file", "mqtt.key_file",
-        "mqtt.keepalive_s", "mqtt.max_inflight",
+    ] + MQTTSettings.keys + [
         "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
         "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s", "ingest.reorder_window_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
@@ -85,19 +77,10 @@ public struct AggregatorConfig: Sendable {
         "metrics.host", "metrics.port", "log.level", "log.reject_interval_s",
     ]
     /// Keys never printed.
-    public static let secretKeys: Set<String> = ["mqtt.password", "database.password"]
+    public static let secretKeys: Set<String> = MQTTSettings.secretKeys.union(["database.password"])
 
     /// The MQTT connection (credentials and TLS applied).
-    public func connection() throws -> MQTTConnection {
-        var c = try MQTTConnection(url: mqttURL)
-        c.keepalive = mqttKeepaliveS
-        if let mqttUsername { c.username = mqttUsername }
-        if let mqttPassword { c.password = mqttPassword }
-        if mqttCAFile != nil || mqttCertFile != nil {
-            c.tls = .init(caFile: mqttCAFile, certFile: mqttCertFile, keyFile: mqttKeyFile)
-        }
-        return c
-    }
+    public func connection() throws(MQTTError) -> MQTTConnection { try mqtt.connection() }
 
     /// The database connection string with `database.password` added when set.
     public var databaseConnectionString: String {

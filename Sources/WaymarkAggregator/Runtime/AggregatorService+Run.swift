@@ -12,7 +12,7 @@ extension AggregatorService {
     public func run() throws {
         let dbURL = config.databaseConnectionString
         logger.info("starting", metadata: ["site": .string(site.id), "database": .string(PostgresURL.masked(config.databaseURL)),
-                                           "mqtt": .string(config.mqttURL), "topics": .string(topics.prefix)])
+                                           "mqtt": .string((try? config.connection().description) ?? config.mqtt.url), "topics": .string(topics.prefix)])
         // The start-up connection is closed again: the writer thread opens its own, so that the
         // connection never crosses threads.
         guard try connectAndRestore(url: dbURL) else { return }
@@ -77,9 +77,8 @@ extension AggregatorService {
     }
 
     func startMQTT() throws -> MQTTClient {
-        let clientID = config.mqttClientID ?? "waymark-aggregator-\(site.id)"
-        let client = try MQTTClient(.init(clientID: clientID, cleanSession: false, maxInflight: config.mqttMaxInflight,
-                                          maxQueued: 0))
+        let clientID = config.mqtt.clientID ?? "waymark-aggregator-\(site.id)"
+        let client = try MQTTClient(config.mqtt.clientOptions(clientID: clientID, cleanSession: false, maxQueued: 0))
         let queue = ingest
         client.onMessage = { message in
             queue.push(Inbound(topic: message.topic, payload: message.payload, retained: message.retain,

@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkMQTT
 import WaymarkService
 
 extension EdgeConfig {
@@ -43,31 +44,7 @@ extension EdgeConfig {
             c.replayStartAt = t
         }
 
-        c.mqttURL = layers.string("mqtt.url", default: c.mqttURL)
-        c.mqttClientID = layers.optionalString("mqtt.client_id")
-        c.mqttUsername = layers.optionalString("mqtt.username")
-        c.mqttPassword = layers.optionalString("mqtt.password")
-        c.mqttCAFile = layers.optionalString("mqtt.ca_file")
-        c.mqttCertFile = layers.optionalString("mqtt.cert_file")
-        c.mqttKeyFile = layers.optionalString("mqtt.key_file")
-        c.mqttKeepaliveS = try layers.int("mqtt.keepalive_s", default: c.mqttKeepaliveS)
-        try check((5...3600).contains(c.mqttKeepaliveS), "mqtt.keepalive_s", "must be 5 … 3600 seconds")
-        c.mqttMaxInflight = try layers.int("mqtt.max_inflight", default: c.mqttMaxInflight)
-        try check((1...65535).contains(c.mqttMaxInflight), "mqtt.max_inflight", "must be 1 … 65535")
-        c.mqttReconnectMinS = try layers.int("mqtt.reconnect_min_s", default: c.mqttReconnectMinS)
-        c.mqttReconnectMaxS = try layers.int("mqtt.reconnect_max_s", default: c.mqttReconnectMaxS)
-        try check(c.mqttReconnectMinS >= 1 && c.mqttReconnectMaxS >= c.mqttReconnectMinS, "mqtt.reconnect_max_s",
-                  "reconnect_min_s must be ≥ 1 and reconnect_max_s ≥ reconnect_min_s")
-        do {
-            let connection = try c.connection()
-            if connection.password != nil && connection.username == nil {
-                throw ConfigLayers.ConfigError("mqtt.password is set but mqtt.username is not: set both (or put user:password@ in mqtt.url)")
-            }
-        } catch let error as ConfigLayers.ConfigError {
-            throw error
-        } catch {
-            throw ConfigLayers.ConfigError("mqtt.url: \(error)")
-        }
+        c.mqtt = try MQTTSettings.load(layers, defaults: c.mqtt)
 
         c.spoolDir = layers.string("spool.dir", default: c.spoolDir)
         c.spoolMaxBytes = try layers.int("spool.max_bytes", default: c.spoolMaxBytes)

@@ -52,24 +52,9 @@ public struct EdgeConfig: Sendable, Equatable {
     /// clock (the demo starts one edge per gateway). Default: when the replay starts.
     public var replayStartAt: Double?
 
-    /// `mqtt.url`: `mqtt://host:1883` or `mqtts://host:8883`.
-    public var mqttURL = "mqtt://127.0.0.1:1883"
-    /// `mqtt.client_id`: default `waymark-edge-<gateway>`.
-    public var mqttClientID: String?
-    /// `mqtt.username` / `mqtt.password` (secret).
-    public var mqttUsername: String?
-    public var mqttPassword: String?
-    /// `mqtt.ca_file`, `mqtt.cert_file`, `mqtt.key_file`: TLS (PEM). A CA file turns TLS on.
-    public var mqttCAFile: String?
-    public var mqttCertFile: String?
-    public var mqttKeyFile: String?
-    /// `mqtt.keepalive_s`.
-    public var mqttKeepaliveS = 30
-    /// `mqtt.max_inflight`: batches sent and not yet PUBACKed at once.
-    public var mqttMaxInflight = 20
-    /// `mqtt.reconnect_min_s`, `mqtt.reconnect_max_s`: reconnect backoff (doubling).
-    public var mqttReconnectMinS = 1
-    public var mqttReconnectMaxS = 30
+    /// The `mqtt.*` keys (url, client_id — default `waymark-edge-<gateway>` —, credentials, TLS,
+    /// keepalive, max_inflight: batches sent and not yet PUBACKed at once, reconnect backoff).
+    public var mqtt = MQTTSettings()
 
     /// `spool.dir`: spool directory (must be writable and persistent).
     public var spoolDir = "/var/lib/waymark-edge/spool"
@@ -102,27 +87,16 @@ public struct EdgeConfig: Sendable, Equatable {
         "site", "gateway", "source", "topic_prefix", "window_s",
         "scan.active", "scan.interval_ms", "scan.window_ms",
         "replay.rate", "replay.event_interval_ms", "replay.exit_when_done", "replay.start_at",
-        "mqtt.url", "mqtt.client_id", "mqtt.username", "mqtt.password", "mqtt.ca_file", "mqtt.cert_file",
-        "mqtt.key_file", "mqtt.keepalive_s", "mqtt.max_inflight", "mqtt.reconnect_min_s", "mqtt.reconnect_max_s",
+    ] + MQTTSettings.keys + [
         "spool.dir", "spool.max_bytes", "spool.segment_batches", "spool.fsync", "spool.resend_after_s",
         "status.interval_s", "metrics.host", "metrics.port", "log.level", "pseudonym_secret",
     ]
 
     /// Keys whose values are never printed or logged.
-    public static let secretKeys: Set<String> = ["mqtt.password", "pseudonym_secret"]
+    public static let secretKeys: Set<String> = MQTTSettings.secretKeys.union(["pseudonym_secret"])
 
-    public var clientID: String { mqttClientID ?? "waymark-edge-\(gateway)" }
+    public var clientID: String { mqtt.clientID ?? "waymark-edge-\(gateway)" }
 
     /// The broker connection: URL, credentials (the URL's or the explicit ones) and TLS.
-    public func connection() throws(MQTTError) -> MQTTConnection {
-        var c = try MQTTConnection(url: mqttURL)
-        c.keepalive = mqttKeepaliveS
-        if let u = mqttUsername { c.username = u }
-        if let p = mqttPassword { c.password = p }
-        if mqttCAFile != nil || mqttCertFile != nil || c.tls != nil {
-            c.tls = .init(caFile: mqttCAFile, certFile: mqttCertFile, keyFile: mqttKeyFile)
-            if c.port == 1883, mqttURL.hasPrefix("mqtt://"), !mqttURL.dropFirst(7).contains(":") { c.port = 8883 }
-        }
-        return c
-    }
+    public func connection() throws(MQTTError) -> MQTTConnection { try mqtt.connection() }
 }

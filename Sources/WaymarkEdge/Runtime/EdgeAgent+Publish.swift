@@ -28,7 +28,7 @@ extension EdgeAgent {
     /// window. Caller holds `lock`.
     func sendDueLocked(now: Double) {
         guard client.isConnected else { return }
-        let room = config.mqttMaxInflight - client.unacknowledgedCount
+        let room = config.mqtt.maxInflight - client.unacknowledgedCount
         guard room > 0 else { return }
         let topic = topics.sightings(config.gateway)
         for entry in spool.takeDue(now: now, resendAfter: config.spoolResendAfterS, limit: room) {

@@ -75,9 +75,9 @@ public final class EdgeAgent: Service, SightingSink, @unchecked Sendable {
         self.spool = try Spool(.init(directory: config.spoolDir, maxBytes: config.spoolMaxBytes,
                                      segmentBatches: config.spoolSegmentBatches, fsync: config.spoolFsync))
         self.client = try MQTTClient(.init(
-            clientID: config.clientID, cleanSession: true, maxInflight: config.mqttMaxInflight,
-            maxQueued: max(config.mqttMaxInflight * 4, 100), reconnectDelay: config.mqttReconnectMinS,
-            reconnectDelayMax: config.mqttReconnectMaxS, exponentialBackoff: true))
+            clientID: config.clientID, cleanSession: true, maxInflight: config.mqtt.maxInflight,
+            maxQueued: max(config.mqtt.maxInflight * 4, 100), reconnectDelay: config.mqtt.reconnectMinS,
+            reconnectDelayMax: config.mqtt.reconnectMaxS, exponentialBackoff: true))
         if spool.recovered > 0 || spool.damagedRegions > 0 {
             log.notice("spool read back", metadata: [
                 "batches": .stringConvertible(spool.recovered), "damaged_regions": .stringConvertible(spool.damagedRegions)])
