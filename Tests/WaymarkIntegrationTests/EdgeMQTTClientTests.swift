@@ -27,10 +27,10 @@ struct EdgeMQTTClientTests {
         var ids: [Int32] = []
         for i in 0..<50 { ids.append(try pub.publish(topic: topic, payload: Array("m\(i)".utf8), qos: 1)) }
 
-        #expect(inbox.wait(timeout: 20) { $0.count == 50 })
+        #expect(inbox.wait(timeout: 60) { $0.count == 50 })
         #expect(inbox.all.map { String(decoding: $0.payload, as: UTF8.self) } == (0..<50).map { "m\($0)" })
         #expect(inbox.all.allSatisfy { $0.topic == topic && $0.qos == 1 })
-        #expect(acks.wait(timeout: 20) { $0.count == 50 })
+        #expect(acks.wait(timeout: 60) { $0.count == 50 })
         #expect(Set(acks.all.map(\.messageID)) == Set(ids))
         #expect(pub.unacknowledgedCount == 0)
     }
@@ -51,7 +51,7 @@ struct EdgeMQTTClientTests {
         try pub.connect(withWill)
         try pub.waitUntilConnected(timeout: 20)
         try pub.publish(topic: prefix + "/status", payload: Array("online".utf8), qos: 1, retain: true)
-        #expect(waitFor(timeout: 20) { pub.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 60) { pub.unacknowledgedCount == 0 })
 
         let inbox = MessageInbox()
         let late = try MQTTClient(.init(clientID: "late-\(UUID().uuidString)"))
@@ -60,12 +60,12 @@ struct EdgeMQTTClientTests {
         try late.connect(broker)
         try late.waitUntilConnected(timeout: 20)
         try late.subscribe(prefix + "/status")
-        #expect(inbox.wait(timeout: 20) { !$0.isEmpty })
+        #expect(inbox.wait(timeout: 60) { !$0.isEmpty })
         #expect(inbox.all.first.map { String(decoding: $0.payload, as: UTF8.self) } == "online")
         #expect(inbox.all.first?.retain == true)
         // Clear the retained message so the broker does not keep it.
         try pub.publish(topic: prefix + "/status", payload: [], qos: 1, retain: true)
-        #expect(waitFor(timeout: 20) { pub.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 60) { pub.unacknowledgedCount == 0 })
     }
 
     @Test("an unreachable broker: waitUntilConnected says what to check")
@@ -101,22 +101,22 @@ struct EdgeMQTTClientTests {
         try pub.waitUntilConnected(timeout: 20)
         Thread.sleep(forTimeInterval: 0.2)
         try pub.publish(topic: "r/1", payload: [1])
-        #expect(inbox.wait(timeout: 20) { $0.count == 1 })
+        #expect(inbox.wait(timeout: 60) { $0.count == 1 })
 
         broker.stop()
-        #expect(waitFor(timeout: 20) { !pub.isConnected })
+        #expect(waitFor(timeout: 60) { !pub.isConnected })
         // Published while the broker is down: queued in libmosquitto, sent after the reconnect.
         try pub.publish(topic: "r/2", payload: [2])
         #expect(pub.unacknowledgedCount == 1)
         try broker.start()
-        #expect(waitFor(timeout: 10) { pub.isConnected && sub.isConnected })
+        #expect(waitFor(timeout: 60) { pub.isConnected && sub.isConnected })
         // The queued message went out after the reconnect and the broker acknowledged it. (The
         // restarted broker has no persistence, so whether the subscriber had renewed its
         // subscription by then is a race; the next check covers the renewal.)
-        #expect(waitFor(timeout: 20) { pub.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 60) { pub.unacknowledgedCount == 0 })
         Thread.sleep(forTimeInterval: 0.3)
         try pub.publish(topic: "r/3", payload: [3])
-        #expect(inbox.wait(timeout: 10) { $0.contains { $0.topic == "r/3" } })
+        #expect(inbox.wait(timeout: 60) { $0.contains { $0.topic == "r/3" } })
         #expect(events.count { if case .disconnected(expected: false, _) = $0 { true } else { false } } >= 1)
         #expect(events.count { if case .connected = $0 { true } else { false } } >= 2)
     }
@@ -135,9 +135,9 @@ struct EdgeMQTTClientTests {
         try client.publish(topic: "late/1", payload: [1])   // queued while the broker is down
         try broker.start()
         try client.waitUntilConnected(timeout: 10)
-        #expect(waitFor(timeout: 20) { client.unacknowledgedCount == 0 })
+        #expect(waitFor(timeout: 60) { client.unacknowledgedCount == 0 })
         try client.publish(topic: "late/2", payload: [2])
-        #expect(inbox.wait(timeout: 20) { $0.contains { $0.topic == "late/2" } })
+        #expect(inbox.wait(timeout: 60) { $0.contains { $0.topic == "late/2" } })
     }
 
     @Test("closing a client that never reached its broker returns promptly")

@@ -25,22 +25,22 @@ struct EdgeResilienceIntegrationTests {
         var config = EdgeHarness.config(broker: broker.url, prefix: prefix, spool: spool)
         config.windowS = 0.25
         let run = try RunningAgent(config, source: ReplaySource(path: EdgeHarness.capture2x, rate: 2, startTime: 36_000))
-        #expect(await eventually(timeout: 20) { run.agent.snapshot().nextSeq > 2 })
+        #expect(await eventually(timeout: 60) { run.agent.snapshot().nextSeq > 2 })
         // Batches are cut whether or not the agent is connected, so wait for the first connection
         // (and a delivered batch) too: on a loaded machine the CONNACK can come after the outage
         // began, and then the connection after it is the first one, not a reconnection.
-        #expect(await eventually(timeout: 10) {
+        #expect(await eventually(timeout: 60) {
             let s = run.agent.snapshot()
             return s.connected && s.runtime.published >= 1
         })
         #expect(run.agent.snapshot().runtime.reconnects == 0)
         broker.stop()
-        #expect(await eventually(timeout: 20) { !run.agent.snapshot().connected })
+        #expect(await eventually(timeout: 60) { !run.agent.snapshot().connected })
         try await Task.sleep(for: .seconds(1.5))
         try broker.start()
         // On a loaded machine the replay can finish, and everything be acked, before the outage;
         // the agent must still come back to the broker, so wait for that too.
-        #expect(await eventually(timeout: 20) {
+        #expect(await eventually(timeout: 60) {
             let s = run.agent.snapshot()
             return s.sourceFinished && s.spoolDepth == 0 && s.connected && s.runtime.reconnects >= 1
         })
@@ -70,12 +70,12 @@ struct EdgeResilienceIntegrationTests {
         config.windowS = 0.25
         config.spoolResendAfterS = 60   // no resends within a run: only the restart re-sends
         let first = try RunningAgent(config, source: ReplaySource(path: EdgeHarness.capture2x, rate: 2, startTime: 36_000))
-        #expect(await eventually(timeout: 20) { first.agent.snapshot().nextSeq > 4 })
+        #expect(await eventually(timeout: 60) { first.agent.snapshot().nextSeq > 4 })
         try await first.stop()   // SIGTERM-like: the open window is flushed to the spool
         let firstBoot = first.agent.boot
         let firstCount = Int(first.agent.snapshot().nextSeq - 1)
         #expect(first.agent.snapshot().spoolDepth == firstCount)
-        #expect(await eventually(timeout: 20) { collector.batches.filter { $0.boot == firstBoot }.count == firstCount })
+        #expect(await eventually(timeout: 60) { collector.batches.filter { $0.boot == firstBoot }.count == firstCount })
         // The aggregator committed the first two before the restart.
         try collector.ack(boot: firstBoot, seq: 2)
         try await Task.sleep(for: .milliseconds(300))   // the agent is down: the ack is not seen
@@ -83,7 +83,7 @@ struct EdgeResilienceIntegrationTests {
         collector.acking = true
         let second = try RunningAgent(config, source: ReplaySource(path: EdgeHarness.capture2x, rate: 0, startTime: 40_000))
         #expect(second.agent.snapshot().spoolRecovered == firstCount)
-        #expect(await eventually(timeout: 15) {
+        #expect(await eventually(timeout: 60) {
             let s = second.agent.snapshot()
             return s.sourceFinished && s.spoolDepth == 0
         })
@@ -112,7 +112,7 @@ struct EdgeResilienceIntegrationTests {
         config.spoolSegmentBatches = 1
         config.spoolMaxBytes = 4096
         let run = try RunningAgent(config, source: ReplaySource(path: EdgeHarness.capture2x, rate: 0, startTime: 36_000))
-        #expect(await eventually(timeout: 10) { run.agent.snapshot().sourceFinished })
+        #expect(await eventually(timeout: 60) { run.agent.snapshot().sourceFinished })
         let s = run.agent.snapshot()
         let produced = Int(s.nextSeq - 1)
         #expect(s.spoolDropped > 0)
@@ -132,8 +132,8 @@ struct EdgeResilienceIntegrationTests {
         try collector.client.waitUntilConnected(timeout: 10)
         try await Task.sleep(for: .seconds(1))
         collector.acking = true
-        #expect(await eventually(timeout: 20) { run.agent.snapshot().spoolDepth == 0 })
-        #expect(await eventually(timeout: 20) { collector.statuses.contains { $0.spoolDropped == s.spoolDropped } })
+        #expect(await eventually(timeout: 60) { run.agent.snapshot().spoolDepth == 0 })
+        #expect(await eventually(timeout: 60) { collector.statuses.contains { $0.spoolDropped == s.spoolDropped } })
         try await run.stop()
         let kept = Set(collector.batches.map(\.seq))
         #expect(kept == Set(UInt64(s.spoolDropped + 1)...UInt64(produced)), "the oldest \(s.spoolDropped) were dropped")
