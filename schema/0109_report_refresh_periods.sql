@@ -64,24 +64,50 @@ BEGIN
         WHERE excluded.first_visit_at < f.first_visit_at;
 END $$;
 
--- Whole journeys and their contiguous sub-paths of 2 to 4 regions, per UTC day of started_at, for
--- the days in [p_lo, p_hi).
+-- Path counts per hour of journeys.started_at, so refreshing an hour re-counts only the journeys
+-- that started in it; report_path_daily (what the paths report reads) is their sum per day.
+CREATE TABLE report_path_hourly (
+    site_id      text NOT NULL,
+    hour         timestamptz NOT NULL,
+    kind         text NOT NULL CHECK (kind IN ('journey', 'subpath')),
+    length       integer NOT NULL,
+    path         text NOT NULL,
+    occurrences  bigint NOT NULL,
+    PRIMARY KEY (site_id, hour, kind, length, path)
+);
+COMMENT ON TABLE report_path_hourly IS 'Per UTC hour of journeys.started_at: whole journeys and their contiguous sub-paths of 2 to 4 regions, as report_path_daily (which sums these rows per day).';
+GRANT SELECT ON report_path_hourly TO waymark_report;
+
+-- Whole journeys and their contiguous sub-paths of 2 to 4 regions, per UTC hour of started_at, for
+-- the hours in [p_lo, p_hi).
 CREATE FUNCTION report_rebuild_paths(p_site text, p_lo timestamptz, p_hi timestamptz) RETURNS void
+LANGUAGE plpgsql SET TimeZone = 'UTC' SET plan_cache_mode = 'force_custom_plan' AS $$
+BEGIN
+    DELETE FROM report_path_hourly WHERE site_id = p_site AND hour >= p_lo AND hour < p_hi;
+    INSERT INTO report_path_hourly (site_id, hour, kind, length, path, occurrences)
+    WITH js AS (
+        SELECT date_trunc('hour', j.started_at, 'UTC') AS hour, j.regions, cardinality(j.regions) AS n
+        FROM journeys j
+        WHERE j.site_id = p_site AND j.started_at >= p_lo AND j.started_at < p_hi AND cardinality(j.regions) > 0
+    ), pieces AS (
+        SELECT hour, 'journey' AS kind, n AS length, array_to_string(regions, ' > ') AS path FROM js
+        UNION ALL
+        SELECT js.hour, 'subpath', len, array_to_string(js.regions[i:i + len - 1], ' > ')
+        FROM js, generate_series(2, 4) AS len, generate_series(1, js.n - len + 1) AS i
+    )
+    SELECT p_site, hour, kind, length, path, count(*) FROM pieces GROUP BY hour, kind, length, path;
+END $$;
+
+-- report_path_daily for the days in [p_lo, p_hi): sums of the hourly path counts (current).
+CREATE FUNCTION report_rebuild_path_days(p_site text, p_lo timestamptz, p_hi timestamptz) RETURNS void
 LANGUAGE plpgsql SET TimeZone = 'UTC' SET plan_cache_mode = 'force_custom_plan' AS $$
 BEGIN
     DELETE FROM report_path_daily WHERE site_id = p_site AND day >= p_lo AND day < p_hi;
     INSERT INTO report_path_daily (site_id, day, kind, length, path, occurrences)
-    WITH js AS (
-        SELECT date_trunc('day', j.started_at, 'UTC') AS day, j.regions, cardinality(j.regions) AS n
-        FROM journeys j
-        WHERE j.site_id = p_site AND j.started_at >= p_lo AND j.started_at < p_hi AND cardinality(j.regions) > 0
-    ), pieces AS (
-        SELECT day, 'journey' AS kind, n AS length, array_to_string(regions, ' > ') AS path FROM js
-        UNION ALL
-        SELECT js.day, 'subpath', len, array_to_string(js.regions[i:i + len - 1], ' > ')
-        FROM js, generate_series(2, 4) AS len, generate_series(1, js.n - len + 1) AS i
-    )
-    SELECT p_site, day, kind, length, path, count(*) FROM pieces GROUP BY day, kind, length, path;
+    SELECT p_site, date_trunc('day', h.hour, 'UTC'), h.kind, h.length, h.path, sum(h.occurrences)
+    FROM report_path_hourly h
+    WHERE h.site_id = p_site AND h.hour >= p_lo AND h.hour < p_hi
+    GROUP BY 2, 3, 4, 5;
 END $$;
 
 -- Entrance capture for the periods in [p_lo, p_hi): devices heard at each entrance in the period,

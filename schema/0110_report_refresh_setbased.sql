@@ -2,11 +2,12 @@
 -- the per-period helpers of 0102/0103 dropped.
 --
 -- The refresh takes the hours the triggers marked (report_dirty_hours) and rebuilds, run by run of
--- consecutive periods: the hour rows, transitions, first visits and hourly capture of those hours;
--- then the days that contain them (day rows, paths of journeys started that day, daily capture);
--- then the ISO weeks that contain them (week rows, weekly capture). Hour work reads only the dirty
--- hours' rows. Day and week rows take their additive figures from the hour rows; their distinct
--- devices, dwell percentiles and capture are exact for the period and so read the period's visits.
+-- consecutive periods: the hour rows, transitions, first visits, path counts and hourly capture of
+-- those hours; then the days that contain them (day rows, daily path sums, daily capture); then the
+-- ISO weeks that contain them (week rows, weekly capture). Hour work reads only the dirty hours'
+-- rows. Day and week rows take their additive figures (and paths) from the hour rows; their
+-- distinct devices, dwell percentiles and capture are exact for the period and so read the
+-- period's visits.
 
 CREATE OR REPLACE FUNCTION waymark_report_refresh(p_site text DEFAULT NULL) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public SET TimeZone = 'UTC'
@@ -26,11 +27,12 @@ BEGIN
         FOR r IN SELECT * FROM report_runs(hours, interval '1 hour') LOOP
             PERFORM report_rebuild_hours(s, r.lo, r.hi);
             PERFORM report_rebuild_moves(s, r.lo, r.hi);
+            PERFORM report_rebuild_paths(s, r.lo, r.hi);
             PERFORM report_rebuild_capture(s, 'hour', r.lo, r.hi);
         END LOOP;
         FOR r IN SELECT * FROM report_runs(ARRAY(SELECT date_trunc('day', h, 'UTC') FROM unnest(hours) h), interval '1 day') LOOP
             PERFORM report_rebuild_periods(s, 'day', r.lo, r.hi);
-            PERFORM report_rebuild_paths(s, r.lo, r.hi);
+            PERFORM report_rebuild_path_days(s, r.lo, r.hi);
             PERFORM report_rebuild_capture(s, 'day', r.lo, r.hi);
         END LOOP;
         FOR r IN SELECT * FROM report_runs(ARRAY(SELECT date_trunc('week', h, 'UTC') FROM unnest(hours) h), interval '1 week') LOOP

@@ -10,8 +10,8 @@ struct BenchBulkLoad {
     private(set) var restore: [String] = []
 
     /// Drops every index that backs no constraint and every primary key, unique and foreign-key
-    /// constraint of `tables`, remembering their definitions. Tables that other tables reference
-    /// (journeys) must not be listed.
+    /// constraint of `tables`, remembering their definitions; keys that a foreign key references
+    /// (the journeys' primary key) stay.
     mutating func dropIndexes(_ db: PostgresConnection, tables: [String]) throws {
         let indexes = try db.query("""
             SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid)
@@ -23,6 +23,7 @@ struct BenchBulkLoad {
             SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid)
             FROM pg_constraint c
             WHERE c.conrelid = ANY ($1::regclass[]) AND c.contype IN ('p', 'u', 'f')
+              AND NOT EXISTS (SELECT FROM pg_constraint r WHERE r.contype = 'f' AND r.conindid = c.conindid AND c.contype <> 'f')
             ORDER BY c.contype DESC
             """, ["{" + tables.joined(separator: ",") + "}"])
         for row in indexes.rows {
