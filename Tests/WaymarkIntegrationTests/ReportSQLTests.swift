@@ -39,6 +39,35 @@ struct ReportSQLTests {
         let (db, conn, fixture, runner) = try Self.loaded("figures")
         defer { conn.close(); db.drop() }
         #expect(fixture.visits.count > 500, "the fixture is big enough to mean something: \(fixture.visits.count) visits")
+        try checkEveryReport(fixture, runner)
+    }
+
+    /// Deleting a journey (visits of several hours, its transitions and the journey row) marks its
+    /// hours dirty; the refresh rebuilds them and their days and weeks, dropping rows that emptied.
+    @Test func refreshAfterDeletingAJourneyMatchesTheRemainingVisits() throws {
+        let (db, conn, loaded, runner) = try Self.loaded("delete")
+        defer { conn.close(); db.drop() }
+        var fixture = loaded
+        // A later journey of its device (so the device's first visit stays) with a visit over an hour long.
+        let index = try #require(fixture.journeys.indices.first { i in
+            let j = fixture.journeys[i]
+            return fixture.journeys[..<i].contains { $0.device == j.device }
+                && fixture.visits.contains { $0.journey == i && $0.exited - $0.entered > 3600 }
+        })
+        let j = fixture.journeys[index]
+        let window: [(any PostgresEncodable)?] = [fixture.site.id, j.device, ReportFixture.ts(j.started), ReportFixture.ts(j.ended)]
+        try conn.query("DELETE FROM visits WHERE site_id = $1 AND device_id = $2 AND entered_at BETWEEN $3 AND $4", window)
+        try conn.query("DELETE FROM transitions WHERE site_id = $1 AND device_id = $2 AND at BETWEEN $3 AND $4", window)
+        try conn.query("DELETE FROM journeys WHERE site_id = $1 AND device_id = $2 AND started_at = $3", Array(window.prefix(3)))
+        fixture.visits.removeAll { $0.journey == index }
+        fixture.transitions.removeAll { $0.device == j.device && $0.at >= j.started && $0.at <= j.ended }
+        fixture.journeys.remove(at: index)
+        #expect(try runner.refresh() >= 2, "the journey's hours were marked")
+        try checkEveryReport(fixture, runner)
+    }
+
+    /// Runs every report for each of `cases` and compares it with `ReportTruth`.
+    func checkEveryReport(_ fixture: ReportFixture, _ runner: ReportRunner) throws {
         for c in Self.cases {
             let truth = ReportTruth(fixture: fixture, from: c.from, to: c.to, period: c.period, region: c.region)
             let label = "\(ReportDate.iso(c.from))…\(ReportDate.iso(c.to)) by \(c.period) region \(c.region ?? "all")"
