@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WaymarkCore
 
 /// `waymark simulate` → `waymark replay` → `waymark evaluate` as a user runs them: the built
 /// binary, real files, exit statuses, stderr diagnostics.
@@ -52,6 +53,35 @@ struct ReplayCommandTests {
             #expect(v > 0.5 && v <= 1, "\(key) = \(v)")
         }
         #expect(report["naive"] is [String: Any], "no naive baseline next to Waymark: \(report.keys)")
+    }
+
+    @Test("replay --batches feeds the engine the edge batches as the aggregator does; duplicates and bad lines are reported")
+    func replayBatches() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("replay-batches")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let site = Self.repo.appendingPathComponent("deploy/examples/museum.yaml").path
+        let path = { (name: String) in dir.appendingPathComponent(name).path }
+        let sim = try AggregatorProcesses.run([waymark, "simulate", "--site", site, "--devices", "5", "--duration", "10m", "--seed", "12",
+                                               "--sightings", path("s.jsonl"), "--truth", path("t.jsonl"), "--batches", path("b.jsonl"),
+                                               "--duplicate-rate", "0.05", "--quiet"])
+        #expect(sim.status == 0, "\(sim.output)")
+        var lines = try String(contentsOfFile: path("b.jsonl"), encoding: .utf8).split(separator: "\n").map(String.init)
+        let unique = Set(lines).count
+        let entries = try Set(lines).reduce(0) { $0 + (try JSONDecoder().decode(SightingBatch.self, from: Data($1.utf8))).sightings.count }
+        lines.insert(#"{"v": 1, "gateway": "gw-lobby"}"#, at: 10)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path("b.jsonl"), atomically: true, encoding: .utf8)
+
+        let replay = try AggregatorProcesses.run([waymark, "replay", "--batches", "--site", site, "--input", path("b.jsonl"), "--output", path("o.jsonl")])
+        #expect(replay.status == 0, "\(replay.output)")
+        #expect(replay.output.contains("b.jsonl:11: not an edge batch"), "\(replay.output)")
+        #expect(replay.output.contains("\(unique) batches with \(entries) entries, \(lines.count - 1 - unique) duplicates dropped, 1 bad lines"),
+                "\(replay.output)")
+        let evaluate = try AggregatorProcesses.run([waymark, "evaluate", "--site", site, "--truth", path("t.jsonl"), "--output", path("o.jsonl"), "--json"])
+        #expect(evaluate.status == 0, "\(evaluate.output)")
+        let report = try #require(JSONSerialization.jsonObject(with: Data(String(evaluate.output[evaluate.output.firstIndex(of: "{")!...]).utf8)) as? [String: Any])
+        let accuracy = try #require((report["waymark"] as? [String: Any])?["current_region_accuracy"] as? Double)
+        #expect(accuracy > 0.5 && accuracy <= 1, "\(accuracy)")
     }
 
     @Test("a site file with an error stops replay with the field path, before reading any input")

@@ -16,7 +16,7 @@ struct Replay {
     private let inputName: String
     private let encoder = JSONEncoder()
     /// Pending lines, kept sorted by (time, line number) within the reorder window.
-    private var pending = Heap()
+    private var pending = Heap<ReplayInput>()
     private var newest = -Double.infinity
     private var released = -Double.infinity
     private var nextTick = -Double.infinity
@@ -45,7 +45,7 @@ struct Replay {
         try? flushOutputs()
     }
 
-    private mutating func process(_ item: Heap.Item) {
+    private mutating func process(_ item: Heap<ReplayInput>.Item) {
         released = item.time
         if item.time >= nextTick {
             out += engine.advance(to: item.time)
@@ -100,11 +100,11 @@ struct Replay {
 
     /// A binary min-heap of pending lines by (time, line number): stable for equal times. The heap
     /// moves small keys; each line's parsed input waits in a slot until it is popped.
-    struct Heap {
-        struct Item { var time: Double; var line: Int; var input: ReplayInput }
+    struct Heap<Payload> {
+        struct Item { var time: Double; var line: Int; var input: Payload }
         private struct Key { var time: Double; var line: Int; var slot: Int }
         private var keys: [Key] = []
-        private var slots: [ReplayInput?] = []
+        private var slots: [Payload?] = []
         private var freeSlots: [Int] = []
         var peekTime: Double? { keys.first?.time }
         private static func less(_ a: Key, _ b: Key) -> Bool { (a.time, a.line) < (b.time, b.line) }

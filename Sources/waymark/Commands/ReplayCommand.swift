@@ -23,6 +23,8 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "Where to write the output JSONL (default: standard output).") var output: String?
     @Option(help: "Seconds of input disorder to repair by sorting.") var reorderWindow: Double = 5
     @Flag(help: "Also write transition lines.") var transitions = false
+    @Flag(help: "The input holds edge batches (one SightingBatch per line, as `waymark simulate --batches` writes them): the engine is fed exactly as waymark-aggregator feeds it, one weighted reading per device, gateway and window.")
+    var batches = false
 
     func run() throws {
         let loaded = try loadSiteOrExit(site)
@@ -39,6 +41,17 @@ struct ReplayCommand: ParsableCommand {
             writer = w
         } else {
             writer = OutputWriter(handle: .standardOutput)
+        }
+        if batches {
+            var replay = BatchReplay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
+            while let (number, line) = reader.next() {
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                replay.accept(line: line, number: number)
+            }
+            replay.finish()
+            writer.flush()
+            printError(replay.summaryText())
+            return
         }
         var replay = Replay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
         while let (number, line) = reader.next() {
