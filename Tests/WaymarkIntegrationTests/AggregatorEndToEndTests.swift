@@ -71,6 +71,19 @@ struct AggregatorEndToEndTests {
         // timestamptz keeps microseconds: allow one microsecond of rounding on each time.
         #expect(Self.matches(visits, expectedVisits), "stored \(visits)\nexpected \(expectedVisits)")
         #expect(Self.matches(journeys, expectedJourneys), "stored \(journeys)\nexpected \(expectedJourneys)")
+        // Each device's current-region history, read back in (at, seq) order, is the engine's
+        // sequence of location changes — also where two changes share a time.
+        var expectedHistory: [String: [String]] = [:]
+        for case .location(let l) in out { expectedHistory[l.device.rawValue, default: []].append(l.region ?? "-") }
+        var history: [String: [String]] = [:]
+        for row in try conn.query("""
+            SELECT device_id, coalesce(region_id, '-') FROM region_events
+            WHERE site_id = $1 AND kind = 'region_change' ORDER BY device_id, at, seq
+            """, [siteID]).rows {
+            history[try row.string(0), default: []].append(try row.string(1))
+        }
+        #expect(!expectedHistory.isEmpty)
+        #expect(history == expectedHistory)
         // Every visit of a finished journey points at it.
         #expect(try conn.query("SELECT count(*) FROM visits WHERE site_id = $1 AND journey_id IS NULL", [siteID]).first?.int(0) == 0)
         // Ingest bookkeeping: every sighting counted once, marks at the last batch, devices known.

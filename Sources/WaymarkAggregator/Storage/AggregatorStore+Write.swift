@@ -110,7 +110,9 @@ extension AggregatorStore {
             try db.query("""
                 INSERT INTO region_events (site_id, device_id, at, kind, region_id, proximity, distance_m)
                 SELECT $1, d, to_timestamp(a), k, r, p, m
-                FROM unnest($2::text[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::float8[]) AS u(d, a, k, r, p, m)
+                FROM unnest($2::text[], $3::float8[], $4::text[], $5::text[], $6::text[], $7::float8[])
+                     WITH ORDINALITY AS u(d, a, k, r, p, m, n)
+                ORDER BY n  -- seq (schema 0007) follows the engine's order
                 ON CONFLICT DO NOTHING
                 """, [siteID, b.events.map(\.device.rawValue), b.events.map(\.t), b.events.map(\.kind), b.events.map(\.region),
                       b.events.map(\.proximity), b.events.map(\.distanceM)])

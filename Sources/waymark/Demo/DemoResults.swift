@@ -31,7 +31,7 @@ struct DemoResults {
         do {
             let locations = try db.query("""
                 SELECT device_id, extract(epoch FROM at)::float8, region_id FROM region_events
-                WHERE site_id = $1 AND kind = 'region_change' ORDER BY device_id, at
+                WHERE site_id = $1 AND kind = 'region_change' ORDER BY device_id, at, seq
                 """, [siteID])
             for row in locations.rows {
                 let region = row.text(2).map { "\"\(Self.escape($0))\"" } ?? "null"
