@@ -37,7 +37,8 @@ extension AggregatorService {
         waitForPublishes(client, timeout: 5)
         client.close()
         metricsEndpoint?.stop()
-        logger.info("stopped", metadata: ["committed_sightings": .stringConvertible(committedSightings)])
+        logger.info("stopped", metadata: ["committed_sightings": .stringConvertible(committedSightings),
+                                          "late_batches": .stringConvertible(core.lateBatches)])
     }
 
     /// Connects (retrying while PostgreSQL is unreachable), checks the schema, syncs the site and

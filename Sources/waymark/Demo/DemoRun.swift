@@ -157,6 +157,11 @@ struct DemoRun {
             throw DemoError("`waymark evaluate` failed")
         }
         say("(Visits still open when the period ended are not stored yet, as in a live venue: the aggregator writes a visit when it ends.)")
+        if let late = Self.lateBatches(inLog: work + "/logs/aggregator.log"), late > 0 {
+            say("(\(late) of \(venue.totalBatches) batches reached the aggregator behind the event-time watermark and were fused late: "
+                + "their gateways fell behind the \(Self.number(speedup))× clock on this machine. Such late evidence costs accuracy; "
+                + "a lower --speedup avoids it.)")
+        }
         say("\n== Reference: the same sightings through the same fusion engine offline, in time order (waymark replay), "
             + "and the naive strongest-gateway rule ==")
         let offline = work + "/replay-output.jsonl"
@@ -198,6 +203,15 @@ struct DemoRun {
     func say(_ line: String) {
         print(line)
         fflush(nil)
+    }
+
+    /// The aggregator's count of batches fused behind the event-time watermark, from its last
+    /// "stopped" log line (`late_batches=N`).
+    static func lateBatches(inLog path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let line = text.split(separator: "\n").last(where: { $0.contains("late_batches=") }),
+              let r = line.range(of: "late_batches=") else { return nil }
+        return Int(line[r.upperBound...].prefix { $0.isNumber })
     }
 
     static func clock(_ t: Double) -> String {
