@@ -11,6 +11,10 @@ extension AggregatorCore {
     /// unless it is newer than the evidence processed so far. A retained status without a usable
     /// time is recorded at its receive time unless the gateway's latest recorded status already
     /// says the same (state and boot), so restarts do not add a row each.
+    ///
+    /// The engine gets a status at the time of the newest evidence it has: a heartbeat at the
+    /// receive time would lie in the future of the evidence whenever batches carry older times, and
+    /// would hold exits back until that future.
     mutating func handleStatus(gateway: String, payload: [UInt8], receivedAt: Double, retained: Bool) -> Outcome {
         guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
         guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
@@ -39,7 +43,10 @@ extension AggregatorCore {
         pending.statuses.append(.init(gateway: gateway, receivedAt: at, status: status))
         if !retained { reorder.setOnline(gateway, status.state == .online) }
         if !retained || at >= latest {
-            let evidence = max(latest, min(at, receivedAt))
+            // The engine runs in evidence time: a status carries no evidence of its own, so it
+            // applies at the newest evidence fused so far (never at the receive clock, which can
+            // be far ahead of the batches' times — a backlog from a spool, or a replayed venue).
+            let evidence = latest.isFinite ? latest : min(at, receivedAt)
             outputs += engine.gatewayStatus(g, online: status.state == .online, at: evidence)
             route()
         }
