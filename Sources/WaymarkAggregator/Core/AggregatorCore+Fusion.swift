@@ -9,11 +9,7 @@ extension AggregatorCore {
         let entrances = entranceRegionsByGateway[g]
         for entry in batch.sightings {
             tick(to: entry.last)
-            let handle = handles[entry.device] ?? {
-                let h = engine.handle(for: entry.device)
-                handles[entry.device] = h
-                return h
-            }()
+            let handle = engine.handle(for: entry.device)
             engine.ingest(entry, device: handle, gateway: g, into: &outputs)
             activity.note(handle, entry.device, first: entry.first, last: entry.last)
             for region in entrances {

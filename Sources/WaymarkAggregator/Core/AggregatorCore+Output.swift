@@ -62,7 +62,7 @@ extension AggregatorCore {
     /// site-wide state. Call before the first message.
     public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
                                  state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:]) {
-        for cp in devices { handles[cp.device] = engine.restore(cp) }
+        for cp in devices { _ = engine.restore(cp) }
         lastStatus = statuses
         progress.restore(marks)
         if let state {

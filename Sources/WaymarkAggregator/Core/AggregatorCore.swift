@@ -42,7 +42,6 @@ public struct AggregatorCore: Sendable {
     var activity = DeviceActivity()
     /// The latest status recorded per gateway (restored from `gateway_status` at start).
     var lastStatus: [String: StatusSummary] = [:]
-    var handles: [DeviceID: DeviceHandle] = [:]
     var nextTick = -Double.infinity
     /// Latest evidence time processed (fusion lag = now − latest).
     public internal(set) var latest = 0.0

@@ -3,10 +3,22 @@ import WaymarkCore
 import WaymarkFusion
 
 /// The replay loop: a reorder buffer in front of the engine, the 1-second timer tick, and output.
+///
+/// It reads either sightings (and gateway status lines), one reading per advert, or edge batches
+/// (`--batches`), fed exactly as waymark-aggregator feeds them: window order, duplicates dropped by
+/// (gateway, boot, seq), each entry one reading of the window's mean RSSI weighted by its count,
+/// an empty batch a heartbeat of its gateway.
 struct Replay {
     struct Summary {
         var sightings = 0, statusLines = 0, badLines = 0, lateLines = 0, unknownGateways = 0
+        var batches = 0, entries = 0, duplicates = 0
         var outputs: [String: Int] = [:]
+    }
+
+    /// One input line waiting in the reorder buffer.
+    enum Pending {
+        case line(ReplayInput)
+        case batch(SightingBatch)
     }
 
     private var engine: FusionEngine
@@ -16,7 +28,8 @@ struct Replay {
     private let inputName: String
     private let encoder = JSONEncoder()
     /// Pending lines, kept sorted by (time, line number) within the reorder window.
-    private var pending = Heap<ReplayInput>()
+    private var pending = Heap<Pending>()
+    private var seenBatches = Set<String>()
     private var newest = -Double.infinity
     private var released = -Double.infinity
     private var nextTick = -Double.infinity
@@ -33,44 +46,77 @@ struct Replay {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     }
 
+    /// A sighting or gateway status line.
     mutating func accept(_ input: ReplayInput, line: Int) {
-        if input.time < released {
-            summary.lateLines += 1
-            printError("\(inputName):\(line): t=\(input.time) is \(released - input.time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
+        enqueue(.line(input), at: input.time, line: line)
+    }
+
+    /// An edge batch, ordered by the end of its window; one already seen is dropped.
+    mutating func accept(batch: SightingBatch, line: Int) {
+        guard seenBatches.insert("\(batch.gateway)\u{0}\(batch.boot)\u{0}\(batch.seq)").inserted else {
+            summary.duplicates += 1
             return
         }
-        pending.push(.init(time: input.time, line: line, input: input))
-        newest = max(newest, input.time)
+        enqueue(.batch(batch), at: batch.end, line: line)
+    }
+
+    private mutating func enqueue(_ input: Pending, at time: Double, line: Int) {
+        if time < released {
+            summary.lateLines += 1
+            printError("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
+            return
+        }
+        pending.push(.init(time: time, line: line, input: input))
+        newest = max(newest, time)
         while let top = pending.peekTime, top <= newest - reorderWindow { process(pending.pop()!) }
         try? flushOutputs()
     }
 
-    private mutating func process(_ item: Heap<ReplayInput>.Item) {
+    private mutating func process(_ item: Heap<Pending>.Item) {
         released = item.time
-        if item.time >= nextTick {
-            out += engine.advance(to: item.time)
-            nextTick = item.time.rounded(.down) + 1
-        }
         switch item.input {
-        case .sighting(let s):
-            guard let g = engine.site.gatewayIndex(s.gateway) else {
-                summary.unknownGateways += 1
-                if unknownGatewaysReported.insert(s.gateway).inserted {
-                    printError("\(inputName):\(item.line): gateway '\(s.gateway)' is not in the site file; its sightings are skipped (reported once)")
-                }
-                return
-            }
+        case .line(.sighting(let s)):
+            tick(to: item.time)
+            guard let g = gatewayIndex(s.gateway, line: item.line) else { return }
             summary.sightings += 1
             let device = engine.handle(for: s.device)
             engine.ingest(Observation(device: device, gateway: g, time: s.time, rssi: s.rssi, tx: s.tx), into: &out)
-        case .gatewayStatus(let gateway, let online, let t):
-            guard let g = engine.site.gatewayIndex(gateway) else {
-                printError("\(inputName):\(item.line): gateway '\(gateway)' is not in the site file; status line skipped")
-                return
-            }
+        case .line(.gatewayStatus(let gateway, let online, let t)):
+            tick(to: item.time)
+            guard let g = gatewayIndex(gateway, line: item.line) else { return }
             summary.statusLines += 1
             out += engine.gatewayStatus(g, online: online, at: t)
+        case .batch(let batch):
+            guard let g = gatewayIndex(batch.gateway, line: item.line) else { return }
+            summary.batches += 1
+            summary.entries += batch.sightings.count
+            for entry in batch.sightings {
+                tick(to: entry.last)
+                engine.ingest(entry, device: engine.handle(for: entry.device), gateway: g, into: &out)
+            }
+            if batch.sightings.isEmpty {
+                engine.gatewayHeartbeat(g, at: batch.end)
+                tick(to: batch.end)
+            }
         }
+    }
+
+    /// Fires the engine's timers at each new second of evidence time.
+    private mutating func tick(to t: Double) {
+        if t >= nextTick {
+            out += engine.advance(to: t)
+            nextTick = t.rounded(.down) + 1
+        }
+    }
+
+    /// The site's index of `gateway`; an unknown one is counted and reported once.
+    private mutating func gatewayIndex(_ gateway: String, line: Int) -> Int? {
+        if let g = engine.site.gatewayIndex(gateway) { return g }
+        summary.unknownGateways += 1
+        if unknownGatewaysReported.insert(gateway).inserted {
+            printError("\(inputName):\(line): gateway '\(gateway)' is not in the site file; its lines are skipped (reported once)")
+        }
+        return nil
     }
 
     private mutating func flushOutputs() throws {
@@ -87,12 +133,16 @@ struct Replay {
         try flushOutputs()
     }
 
-    func summaryText(input: String) -> String {
+    func summaryText(input: String, batches: Bool) -> String {
         let c = engine.counters
         let outputs = summary.outputs.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        let read = batches
+            ? "\(summary.batches) batches with \(summary.entries) entries, \(summary.duplicates) duplicates dropped, \(summary.badLines) bad lines, "
+                + "\(summary.lateLines) late batches, \(summary.unknownGateways) lines of unknown gateways"
+            : "\(summary.sightings) sightings, \(summary.statusLines) status lines, \(summary.badLines) bad lines, "
+                + "\(summary.lateLines) late lines, \(summary.unknownGateways) lines of unknown gateways"
         return """
-        \(input): \(summary.sightings) sightings, \(summary.statusLines) status lines, \(summary.badLines) bad lines, \
-        \(summary.lateLines) late lines, \(summary.unknownGateways) sightings of unknown gateways; \
+        \(input): \(read); \
         engine: \(c.accepted) accepted, \(c.outliers) outliers, \(c.implausibleRSSI) implausible RSSI, \
         \(c.implausibleTxPower) implausible tx power; \(engine.deviceCount) devices; wrote \(outputs.isEmpty ? "nothing" : outputs)
         """

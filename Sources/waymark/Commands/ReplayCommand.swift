@@ -42,29 +42,35 @@ struct ReplayCommand: ParsableCommand {
         } else {
             writer = OutputWriter(handle: .standardOutput)
         }
-        if batches {
-            var replay = BatchReplay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
-            while let (number, line) = reader.next() {
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                replay.accept(line: line, number: number)
-            }
-            replay.finish()
-            writer.flush()
-            printError(replay.summaryText())
-            return
-        }
         var replay = Replay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
+        let decoder = JSONDecoder()
         while let (number, line) = reader.next() {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
             do {
-                replay.accept(try ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)), line: number)
+                if batches {
+                    replay.accept(batch: try decoder.decode(SightingBatch.self, from: Data(line)), line: number)
+                } else {
+                    replay.accept(try ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)), line: number)
+                }
             } catch {
                 replay.summary.badLines += 1
-                printError("\(input):\(number): \(error.message); line skipped")
+                printError("\(input):\(number): \(Self.describe(error)); line skipped")
             }
         }
         try replay.finish()
         writer.flush()
-        printError(replay.summaryText(input: input))
+        printError(replay.summaryText(input: input, batches: batches))
+    }
+
+    /// What is wrong with a line that did not parse.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let e as ReplayInputError: e.message
+        case DecodingError.keyNotFound(let key, _): "not an edge batch ({\"v\":1,\"gateway\",\"boot\",\"seq\",\"start\",\"end\",\"sightings\":[…]}): missing '\(key.stringValue)'"
+        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c), DecodingError.dataCorrupted(let c):
+            "not an edge batch: " + (c.codingPath.isEmpty ? c.debugDescription
+                : "'\(c.codingPath.map(\.stringValue).joined(separator: "."))': \(c.debugDescription)")
+        default: "\(error)"
+        }
     }
 }
