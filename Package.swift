@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "waymark-bench",
             dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
-                           "WaymarkPostgres", "WaymarkReports", "WaymarkAggregator", "WaymarkMQTT", "WaymarkEdge"],
+                           "WaymarkPostgres", "WaymarkReports", "WaymarkAggregator", "WaymarkMQTT", "WaymarkEdge", "WaymarkService"],
             path: "Benchmarks/waymark-bench",
             swiftSettings: strict),
 

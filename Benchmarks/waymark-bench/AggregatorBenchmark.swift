@@ -4,6 +4,7 @@ import WaymarkConfig
 import WaymarkCore
 import WaymarkMQTT
 import WaymarkPostgres
+import WaymarkService
 
 /// `waymark-bench aggregator [SIGHTINGS]`: sustained sightings per second end to end — batches
 /// published to the broker as 20 gateways, taken by an in-process `AggregatorService`, fused, and
@@ -50,12 +51,21 @@ enum AggregatorBenchmark {
         checkpointCost(site: site, payloads: payloads)
 
         // 1. A subscriber that does nothing, on another topic prefix.
+        let broker = CPUAccount.brokerPID()
+        let idleBrokerBefore = broker.flatMap(CPUAccount.processSeconds)
+        let idleThreadsBefore = CPUAccount.threads()
         let idleRate = try doNothingRate(mqtt: mqtt, payloads: payloads, sightings: sightings, prefix: "bench-idle-\(getpid())")
+        let idleBroker = CPUAccount.difference(idleBrokerBefore, broker.flatMap(CPUAccount.processSeconds))
+        let idleProcess = CPUAccount.delta(idleThreadsBefore, CPUAccount.threads()).reduce(0) { $0 + $1.seconds }
         print(String(format: "aggregator: do-nothing subscriber: %.0f sightings/s", idleRate))
+        print(String(format: "aggregator: do-nothing run, CPU per million sightings: broker %@, publisher and subscriber %.2f s",
+                     idleBroker.map { String(format: "%.2f s", $0 * 1e6 / Double(sightings)) } ?? "unknown (set WAYMARK_SERVICES_DIR)",
+                     idleProcess * 1e6 / Double(sightings)))
 
         // 2. The aggregator.
         var config = AggregatorConfig(sitePath: sitePath)
         config.mqtt.url = mqtt
+        if let n = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_INFLIGHT"] ?? "") { config.mqtt.maxInflight = n }
         config.databaseURL = url
         config.metricsPort = 0
         config.flushIntervalMS = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_FLUSH_MS"] ?? "") ?? 1000
@@ -63,13 +73,20 @@ enum AggregatorBenchmark {
         config.clock.maxAgeS = 1e10
         let service = AggregatorService(config: config, site: site)
         let done = DispatchSemaphore(value: 0)
-        let thread = Thread { try? service.run(); done.signal() }
+        let thread = Thread {
+            ThreadName.set("wm-fusion")
+            try? service.run()
+            done.signal()
+        }
         thread.start()
         while !service.isConnectedToBroker { Thread.sleep(forTimeInterval: 0.05) }
         Thread.sleep(forTimeInterval: 0.3)
         let publisher = try client(mqtt, "bench-pub")
+        Thread.sleep(forTimeInterval: 0.1)  // its network thread exists before the thread snapshot below
         let topics = Topics(site: siteID)
         let cpuBefore = processCPUSeconds()
+        let threadsBefore = CPUAccount.threads()
+        let brokerBefore = broker.flatMap(CPUAccount.processSeconds)
         let started = Date()
         for p in payloads { try publisher.publish(topic: topics.sightings(p.gateway), payload: p.payload, qos: 1) }
         var publishedAfter = 0.0, fusedAfter = 0.0
@@ -80,6 +97,8 @@ enum AggregatorBenchmark {
         }
         let elapsed = Date().timeIntervalSince(started)
         let cpu = processCPUSeconds() - cpuBefore
+        let threadCPU = CPUAccount.delta(threadsBefore, CPUAccount.threads())
+        let brokerCPU = CPUAccount.difference(brokerBefore, broker.flatMap(CPUAccount.processSeconds))
         let committed = service.committedSightings
         // The writer's PostgreSQL backend was started during the run: all its CPU time is the run's.
         let backends = try PostgresConnection(url: url).query(
@@ -103,6 +122,23 @@ enum AggregatorBenchmark {
         }
         print(String(format: "aggregator: CPU per million sightings: %.2f s in the aggregator process (publisher included), %.2f s in its PostgreSQL backend (machine load: %.1f)",
                      cpu * 1e6 / Double(sightings), backendCPU * 1e6 / Double(sightings), loadAverage()))
+        let perMillion = { (s: Double) in String(format: "%.2f s", s * 1e6 / Double(sightings)) }
+        // libmosquitto names its network threads alike: the aggregator's client connected first.
+        let loops = threadCPU.filter { $0.name == "mosquitto loop" }.map(\.tid).sorted()
+        func label(_ t: CPUAccount.Thread) -> String {
+            if t.tid == Int(getpid()) { return "main (publishing the batches)" }
+            if t.name == "mosquitto loop" { return t.tid == loops.first ? "aggregator's mosquitto loop" : "publisher's mosquitto loop" }
+            return t.name
+        }
+        print("aggregator: CPU per million sightings by thread: " + threadCPU.filter { $0.seconds >= 0.01 }
+            .map { "\(label($0)) \(perMillion($0.seconds))" }.joined(separator: ", ")
+            + "; broker " + (brokerCPU.map(perMillion) ?? "unknown (set WAYMARK_SERVICES_DIR)"))
+        // What the target leaves: at half the subscriber's rate, every core of the machine for one
+        // second covers idleRate / 2 sightings, broker and PostgreSQL included.
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let used = (cpu + backendCPU + (brokerCPU ?? 0)) * 1e6 / Double(sightings)
+        print(String(format: "aggregator: CPU budget per million sightings at 50%% of the subscriber on %.0f cores: %.2f s; this run used %.2f s (aggregator process + PostgreSQL backend%@)",
+                     cores, cores * 1e6 / (idleRate / 2), used, brokerCPU == nil ? "; broker unknown" : " + broker"))
         print("aggregator: loss check: published \(sightings), committed \(committed), in gateway_ingest_hourly \(stored) — \(stored == sightings ? "zero loss" : "MISMATCH")")
         print("aggregator: target ≥ 200000 sightings/s and ≥ 50% of the subscriber: \(rate >= 200_000 && rate >= idleRate / 2 && stored == sightings ? "met" : "NOT met")")
     }

@@ -8,6 +8,7 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("fusion", FusionBenchmark.run),
     ("simulate", SimulateBenchmark.run),
     ("aggregator", AggregatorBenchmark.run),
+    ("aggregator-core", AggregatorCoreBenchmark.run),
     ("edge", EdgeBenchmark.run),
 ]
 

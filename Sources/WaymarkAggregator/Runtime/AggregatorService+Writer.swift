@@ -3,6 +3,7 @@ import Logging
 import WaymarkCore
 import WaymarkMQTT
 import WaymarkPostgres
+import WaymarkService
 
 extension AggregatorService {
     /// How long a stopping aggregator keeps retrying an unreachable database before it gives up
@@ -13,6 +14,7 @@ extension AggregatorService {
 
     /// The writer thread: commits each sealed batch in order, then acks it.
     func writerLoop(url: String) {
+        ThreadName.set("wm-writer")
         var db: PostgresConnection?
         var failing = false
         var stopDeadline: Double?
