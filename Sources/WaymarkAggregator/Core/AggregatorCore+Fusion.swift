@@ -2,15 +2,15 @@ import WaymarkCore
 import WaymarkFusion
 
 extension AggregatorCore {
-    /// Feeds one accepted batch to the engine the way `waymark replay` feeds sightings: timers are
-    /// advanced at each new second of evidence time, before the reading that reaches it.
+    /// Feeds one accepted batch to the engine through `EngineFeed` (as `waymark replay --batches`
+    /// does), then notes what the write needs per entry: devices heard, entrances, raw sightings.
     mutating func apply(_ batch: SightingBatch, gateway g: Int, offset: Double, receivedAt: Double) {
         let gatewayID = site.gateways[g].id
         let entrances = entranceRegionsByGateway[g]
-        for entry in batch.sightings {
-            tick(to: entry.last)
-            let handle = engine.handle(for: entry.device)
-            engine.ingest(entry, device: handle, gateway: g, into: &outputs)
+        feed.feed(batch, gateway: g, &engine, into: &outputs, handles: &handles)
+        if batch.sightings.isEmpty { latest = max(latest, batch.end) }
+        for (entry, handle) in zip(batch.sightings, handles) {
+            latest = max(latest, entry.last)
             activity.note(handle, entry.device, first: entry.first, last: entry.last)
             for region in entrances {
                 let key = WriteBatch.EntranceKey(region: region, device: entry.device, hour: Self.hour(entry.first))
@@ -24,10 +24,6 @@ extension AggregatorCore {
                 pending.rawSightings.append(.init(gateway: gatewayID, boot: batch.boot, seq: batch.seq, entry: entry))
             }
         }
-        if batch.sightings.isEmpty {
-            engine.gatewayHeartbeat(g, at: batch.end)
-            tick(to: batch.end)
-        }
         var ingest = pending.ingest[.init(gateway: gatewayID, hour: Self.hour(receivedAt))] ?? .init()
         ingest.batches += 1
         ingest.sightings += batch.sightings.count
@@ -37,14 +33,6 @@ extension AggregatorCore {
         pending.ingest[.init(gateway: gatewayID, hour: Self.hour(receivedAt))] = ingest
         pending.sightingCount += batch.sightings.count
         route()
-    }
-
-    mutating func tick(to t: Double) {
-        latest = max(latest, t)
-        if t >= nextTick {
-            outputs += engine.advance(to: t)
-            nextTick = t.rounded(.down) + 1
-        }
     }
 
     /// Sorts the engine's outputs into rows to write and messages to publish.

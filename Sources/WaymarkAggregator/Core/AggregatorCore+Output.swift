@@ -25,7 +25,7 @@ extension AggregatorCore {
     /// The site-wide part of the checkpoint.
     func checkpointState() -> AggregatorCheckpoint {
         var s = AggregatorCheckpoint()
-        s.nextTick = nextTick.isFinite ? nextTick : -1
+        s.nextTick = feed.nextTick.isFinite ? feed.nextTick : -1
         s.latest = latest
         for (gw, clock) in clocks where clock.offset != 0 { s.clockOffsets[gw] = clock.offset }
         return s
@@ -66,7 +66,7 @@ extension AggregatorCore {
         lastStatus = statuses
         progress.restore(marks)
         if let state {
-            nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
+            feed.nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
             latest = state.latest
             for (gw, offset) in state.clockOffsets {
                 var c = ClockSanity(parameters: settings.clock)

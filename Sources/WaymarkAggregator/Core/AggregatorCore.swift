@@ -42,7 +42,10 @@ public struct AggregatorCore: Sendable {
     var activity = DeviceActivity()
     /// The latest status recorded per gateway (restored from `gateway_status` at start).
     var lastStatus: [String: StatusSummary] = [:]
-    var nextTick = -Double.infinity
+    /// Advances the engine's timers with evidence time (its next tick is checkpointed).
+    var feed = EngineFeed()
+    /// Device handles of the batch being applied (kept to reuse its storage).
+    var handles: [DeviceHandle] = []
     /// Latest evidence time processed (fusion lag = now − latest).
     public internal(set) var latest = 0.0
     var outputs: [FusionOutput] = []

@@ -32,7 +32,9 @@ struct Replay {
     private var seenBatches = Set<String>()
     private var newest = -Double.infinity
     private var released = -Double.infinity
-    private var nextTick = -Double.infinity
+    /// Advances the engine's timers with evidence time, exactly as the aggregator does.
+    private var feed = EngineFeed()
+    private var handles: [DeviceHandle] = []
     private var out: [FusionOutput] = []
     private var unknownGatewaysReported = Set<String>()
     var summary = Summary()
@@ -90,23 +92,13 @@ struct Replay {
             guard let g = gatewayIndex(batch.gateway, line: item.line) else { return }
             summary.batches += 1
             summary.entries += batch.sightings.count
-            for entry in batch.sightings {
-                tick(to: entry.last)
-                engine.ingest(entry, device: engine.handle(for: entry.device), gateway: g, into: &out)
-            }
-            if batch.sightings.isEmpty {
-                engine.gatewayHeartbeat(g, at: batch.end)
-                tick(to: batch.end)
-            }
+            feed.feed(batch, gateway: g, &engine, into: &out, handles: &handles)
         }
     }
 
     /// Fires the engine's timers at each new second of evidence time.
     private mutating func tick(to t: Double) {
-        if t >= nextTick {
-            out += engine.advance(to: t)
-            nextTick = t.rounded(.down) + 1
-        }
+        feed.advance(&engine, to: t, into: &out)
     }
 
     /// The site's index of `gateway`; an unknown one is counted and reported once.

@@ -1,0 +1,37 @@
+public import WaymarkCore
+
+/// The one way evidence is fed to a `FusionEngine` over time, shared by the aggregator and
+/// `waymark replay` so that offline results are what the live service produces: the engine's
+/// timers advance at each new second of evidence time, before the reading that reaches it, and an
+/// edge batch with no entries is its gateway's heartbeat at the end of the window.
+public struct EngineFeed: Sendable {
+    /// The next whole second of evidence time at which the timers advance (−∞ before the first
+    /// reading). The aggregator checkpoints it with the devices.
+    public var nextTick: Double
+
+    public init(nextTick: Double = -.infinity) { self.nextTick = nextTick }
+
+    /// Advances the engine's timers when `t` has reached the next whole second.
+    public mutating func advance(_ engine: inout FusionEngine, to t: Double, into out: inout [FusionOutput]) {
+        guard t >= nextTick else { return }
+        out += engine.advance(to: t)
+        nextTick = t.rounded(.down) + 1
+    }
+
+    /// Feeds one edge batch from gateway index `gateway`, entry by entry in its order; `handles`
+    /// receives each entry's device handle (same order), for per-device bookkeeping by the caller.
+    public mutating func feed(_ batch: SightingBatch, gateway: Int, _ engine: inout FusionEngine,
+                              into out: inout [FusionOutput], handles: inout [DeviceHandle]) {
+        handles.removeAll(keepingCapacity: true)
+        for entry in batch.sightings {
+            advance(&engine, to: entry.last, into: &out)
+            let handle = engine.handle(for: entry.device)
+            engine.ingest(entry, device: handle, gateway: gateway, into: &out)
+            handles.append(handle)
+        }
+        if batch.sightings.isEmpty {
+            engine.gatewayHeartbeat(gateway, at: batch.end)
+            advance(&engine, to: batch.end, into: &out)
+        }
+    }
+}
