@@ -23,8 +23,7 @@ extension AggregatorBenchmark {
             var bytes = 0
             let started = ContinuousClock.now
             for _ in 0..<rounds { bytes = 0; for cp in checkpoints { bytes += try encode(cp) } }
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = (ContinuousClock.now - started).seconds
             return (seconds * 1e6 / Double(rounds * checkpoints.count), bytes / checkpoints.count)
         }
         do {

@@ -103,7 +103,7 @@ enum AggregatorBenchmark {
         // The writer's PostgreSQL backend was started during the run: all its CPU time is the run's.
         let backends = try PostgresConnection(url: url).query(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").rows.map { try $0.int(0) }
-        let backendCPU = backends.reduce(0.0) { $0 + (backendCPUSeconds(pid: $1) ?? 0) }
+        let backendCPU = backends.reduce(0.0) { $0 + (CPUAccount.processSeconds($1) ?? 0) }
         service.stop()
         done.wait()
         publisher.close()
@@ -148,15 +148,6 @@ enum AggregatorBenchmark {
         var u = rusage()
         getrusage(RUSAGE_SELF.rawValue, &u)
         return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
-    }
-
-    /// User + system CPU of a local process (a PostgreSQL backend), from /proc; nil when not readable.
-    static func backendCPUSeconds(pid: Int) -> Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return nil }
-        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// The 1-minute load average (other work on the machine slows the run down).

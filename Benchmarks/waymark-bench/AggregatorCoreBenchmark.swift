@@ -56,7 +56,3 @@ enum AggregatorCoreBenchmark {
         }
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -54,8 +54,7 @@ enum FusionBenchmark {
             outputs += out.count
             out.removeAll(keepingCapacity: true)
         }
-        let elapsed = ContinuousClock.now - start
-        let secs = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let secs = (ContinuousClock.now - start).seconds
         print(String(format: "throughput: %.0f sightings/s (%d sightings in %.3f s, one thread), %d outputs",
                      Double(total) / secs, total, secs, outputs))
         print(String(format: "memory per device (MemoryLayout accounting of device state, arrays by capacity, + index entry): %.0f bytes (max %d, mean set %.1f regions)",

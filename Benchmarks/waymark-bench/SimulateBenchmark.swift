@@ -23,8 +23,7 @@ enum SimulateBenchmark {
         func lap() -> Double {
             let now = ContinuousClock.now
             defer { clock = now }
-            let d = now - clock
-            return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+            return (now - clock).seconds
         }
 
         guard let scenario = try? Scenario(site: site, parameters: p) else { return print("simulate: bad parameters") }
