@@ -49,6 +49,26 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
     }
 
+    /// True when the server refused the statement for the data it carried: SQLSTATE class 22
+    /// (data exception: out of range, invalid text, bad encoding …), class 23 (integrity
+    /// constraint violation) or 54000 (program limit exceeded, e.g. an index row too large).
+    /// Retrying the same data cannot succeed; setting the offending rows aside can.
+    public var isDataError: Bool {
+        guard kind != .connection, let state = sqlState else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("23") || state == "54000"
+    }
+
+    /// True when retrying the same statement later may succeed: connection failures
+    /// (`isConnectionFailure`), insufficient resources (class 53: disk full, out of memory, too
+    /// many connections), serialization failures and deadlocks (40001, 40P01), a lock not
+    /// available (55P03), a cancelled statement (57014, e.g. statement_timeout) and the other
+    /// operator intervention states (57P*).
+    public var isTransient: Bool {
+        if isConnectionFailure { return true }
+        guard let state = sqlState else { return false }
+        return state.hasPrefix("53") || state.hasPrefix("57P") || ["40001", "40P01", "55P03", "57014"].contains(state)
+    }
+
     public var description: String {
         var s = "PostgreSQL: \(operation) failed: \(message)"
         if let sqlState { s += " (SQLSTATE \(sqlState))" }

@@ -4,7 +4,7 @@ import WaymarkFusion
 extension AggregatorCore {
     /// Feeds one accepted batch to the engine through `EngineFeed` (as `waymark replay --batches`
     /// does), then notes what the write needs per entry: devices heard, entrances, raw sightings.
-    mutating func apply(_ batch: SightingBatch, gateway g: Int, offset: Double, receivedAt: Double) {
+    mutating func apply(_ batch: SightingBatch, gateway g: Int, offset: Double, receivedAt: Double, payload: [UInt8] = []) {
         let gatewayID = site.gateways[g].id
         let entrances = entranceRegionsByGateway[g]
         feed.feed(batch, gateway: g, &engine, into: &outputs, handles: &handles)
@@ -23,6 +23,9 @@ extension AggregatorCore {
             if settings.rawSightings {
                 pending.rawSightings.append(.init(gateway: gatewayID, boot: batch.boot, seq: batch.seq, entry: entry))
             }
+        }
+        if settings.rawSightings && !batch.sightings.isEmpty {
+            pending.rawSources.append(.init(gateway: gatewayID, boot: batch.boot, seq: batch.seq, receivedAt: receivedAt, payload: payload))
         }
         var ingest = pending.ingest[.init(gateway: gatewayID, hour: Self.hour(receivedAt))] ?? .init()
         ingest.batches += 1

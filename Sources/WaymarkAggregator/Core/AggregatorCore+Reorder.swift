@@ -9,6 +9,8 @@ public struct HeldBatch: Sendable {
     var gateway: Int
     var offset: Double
     var receivedAt: Double
+    /// The payload as received, when raw sightings are stored (for the quarantine table).
+    var payload: [UInt8] = []
 }
 
 extension AggregatorCore {
@@ -41,7 +43,7 @@ extension AggregatorCore {
 
     mutating func fuse(_ released: [HeldBatch]) {
         for h in released {
-            if let batch = h.batch { apply(batch, gateway: h.gateway, offset: h.offset, receivedAt: h.receivedAt) }
+            if let batch = h.batch { apply(batch, gateway: h.gateway, offset: h.offset, receivedAt: h.receivedAt, payload: h.payload) }
             progress.markProcessed(h.key, seq: h.seq)
         }
     }

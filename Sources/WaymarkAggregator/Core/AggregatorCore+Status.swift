@@ -18,9 +18,8 @@ extension AggregatorCore {
     mutating func handleStatus(gateway: String, payload: [UInt8], receivedAt: Double, retained: Bool) -> Outcome {
         guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
         guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
-        guard let status = try? JSONDecoder().decode(GatewayStatus.self, from: Data(payload)) else {
-            return reject(.malformed, gateway: gateway, at: receivedAt)
-        }
+        let status: GatewayStatus
+        do { status = try StatusDecoder.decode(payload) } catch { return reject(error.reason, gateway: gateway, at: receivedAt) }
         guard status.gateway == gateway else { return reject(.gatewayMismatch, gateway: gateway, at: receivedAt) }
         let offset = clocks[gateway]?.offset ?? 0
         let reported = status.t.map { $0 + offset }
@@ -31,7 +30,7 @@ extension AggregatorCore {
                 // No usable time: its age is unknown, so it is not fed to the engine.
                 if lastStatus[gateway] != summary {
                     lastStatus[gateway] = summary
-                    pending.statuses.append(.init(gateway: gateway, receivedAt: receivedAt, status: status))
+                    pending.statuses.append(.init(gateway: gateway, receivedAt: receivedAt, status: status, payload: payload))
                 }
                 return .status(gateway: gateway)
             }
@@ -40,7 +39,7 @@ extension AggregatorCore {
             at = receivedAt
         }
         lastStatus[gateway] = summary
-        pending.statuses.append(.init(gateway: gateway, receivedAt: at, status: status))
+        pending.statuses.append(.init(gateway: gateway, receivedAt: at, status: status, payload: payload))
         if !retained { reorder.setOnline(gateway, status.state == .online) }
         if !retained || at >= latest {
             // The engine runs in evidence time: a status carries no evidence of its own, so it

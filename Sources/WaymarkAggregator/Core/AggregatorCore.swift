@@ -84,16 +84,17 @@ public struct AggregatorCore: Sendable {
     }
 
     mutating func reject(_ reason: RejectReason, gateway: String, at t: Double) -> Outcome {
+        let label = FieldRules.label(gateway)
         counts.add(reason)
-        pending.rejections[.init(gateway: gateway, hour: Self.hour(t), reason: reason), default: 0] += 1
-        return .rejected(reason, gateway: gateway)
+        pending.rejections[.init(gateway: label, hour: Self.hour(t), reason: reason), default: 0] += 1
+        return .rejected(reason, gateway: label)
     }
 
     mutating func handleBatch(gateway: String, payload: [UInt8], receivedAt: Double) -> Outcome {
         guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
         guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
         var batch: SightingBatch
-        do { batch = try decoder.decode(payload) } catch { return reject(.malformed, gateway: gateway, at: receivedAt) }
+        do { batch = try decoder.decode(payload) } catch { return reject(error.reason, gateway: gateway, at: receivedAt) }
         guard batch.v == SightingBatch.currentVersion else { return reject(.version, gateway: gateway, at: receivedAt) }
         guard batch.gateway == gateway else { return reject(.gatewayMismatch, gateway: gateway, at: receivedAt) }
         let key = ProgressTracker.Key(gateway: gateway, boot: batch.boot)
@@ -119,7 +120,10 @@ public struct AggregatorCore: Sendable {
         }
         if offset != 0 { Self.shift(&batch, by: offset) }
         progress.markReceived(key, seq: batch.seq)
-        let held = HeldBatch(key: key, seq: batch.seq, batch: batch, gateway: g, offset: offset, receivedAt: receivedAt)
+        // The payload is kept only where rows are stored per batch (raw sightings): should
+        // PostgreSQL refuse them, the batch goes to the quarantine table as received.
+        let held = HeldBatch(key: key, seq: batch.seq, batch: batch, gateway: g, offset: offset, receivedAt: receivedAt,
+                             payload: settings.rawSightings ? payload : [])
         fuse(reorder.insert(held, source: gateway, windowEnd: batch.end, at: receivedAt))
         return .accepted(sightings: batch.sightings.count)
     }

@@ -37,6 +37,7 @@ extension WriteBatch {
         }
         for (key, n) in later.rejections { rejections[key, default: 0] += n }
         rawSightings += later.rawSightings
+        rawSources += later.rawSources
         if !later.checkpoints.isEmpty {
             var latest: [DeviceID: Int] = [:]
             for (i, cp) in checkpoints.enumerated() { latest[cp.device] = i }

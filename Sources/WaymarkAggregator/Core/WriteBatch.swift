@@ -44,6 +44,17 @@ public struct WriteBatch: Sendable {
         public var gateway: String
         public var receivedAt: Double
         public var status: GatewayStatus
+        /// The message as received (for the quarantine table, should PostgreSQL refuse the row).
+        public var payload: [UInt8] = []
+    }
+
+    /// A batch whose raw sightings this write stores, as received (for the quarantine table).
+    public struct RawSource: Sendable {
+        public var gateway: String
+        public var boot: String
+        public var seq: UInt64
+        public var receivedAt: Double
+        public var payload: [UInt8]
     }
 
     public struct RawSighting: Sendable {
@@ -64,6 +75,8 @@ public struct WriteBatch: Sendable {
     public var ingest: [HourKey: Ingest] = [:]
     public var rejections: [RejectionKey: Int] = [:]
     public var rawSightings: [RawSighting] = []
+    /// The batches `rawSightings` came from (one per batch with sightings).
+    public var rawSources: [RawSource] = []
     /// Checkpoints of the devices that changed.
     public var checkpoints: [DeviceCheckpoint] = []
     public var aggregatorState = AggregatorCheckpoint()

@@ -8,6 +8,8 @@ import WaymarkCore
 struct BatchDecoder {
     struct Failure: Error, CustomStringConvertible {
         var description: String
+        /// Why the batch is rejected (`RejectReason.malformed`, `.badText` or `.outOfRange`).
+        var reason: RejectReason = .malformed
     }
 
     /// Valid device ids seen so far, by their text. Bounded: cleared when it grows past `cacheLimit`.
@@ -24,7 +26,7 @@ struct BatchDecoder {
                 return batch
             }
         } catch {
-            throw Failure(description: error.description)
+            throw Failure(description: error.description, reason: error.reason)
         }
     }
 
@@ -49,7 +51,9 @@ struct BatchDecoder {
         guard let v else { throw c.fail("member 'v' (schema version) missing or not an integer") }
         guard let gateway else { throw c.fail("member 'gateway' missing") }
         guard let boot else { throw c.fail("member 'boot' missing") }
-        guard let seq, seq >= 0, seq < 9.007e15, seq == seq.rounded() else { throw c.fail("member 'seq' missing or not a non-negative integer") }
+        if let r = FieldRules.checkText(boot) { throw c.fail("member 'boot' is empty, longer than \(FieldRules.maxTextBytes) bytes or holds control characters", r) }
+        guard let seq else { throw c.fail("member 'seq' missing") }
+        guard seq >= 0, seq < 9.007e15, seq == seq.rounded() else { throw c.fail("member 'seq' \(seq) is not an integer in 0…2^53", .outOfRange) }
         guard let start, let end else { throw c.fail("members 'start' and 'end' (window, Unix seconds) are required") }
         guard let entries else { throw c.fail("member 'sightings' missing") }
         var batch = SightingBatch(gateway: gateway, boot: boot, seq: UInt64(seq), start: start, end: end, sightings: entries)
@@ -88,8 +92,15 @@ struct BatchDecoder {
             try c.expect(0x7D)
         }
         guard let device else { throw c.fail("sighting without 'device'") }
-        guard let count, count >= 1, count < 1e9, count == count.rounded() else { throw c.fail("sighting 'count' missing or not a positive integer") }
+        guard let count else { throw c.fail("sighting without 'count'") }
+        guard count >= 1, count < 1e9, count == count.rounded() else { throw c.fail("sighting 'count' \(count) is not an integer in 1…999999999", .outOfRange) }
         guard let rssiMax, let rssiMean, let rssiLast else { throw c.fail("sighting needs 'rssi_max', 'rssi_mean' and 'rssi_last'") }
+        for rssi in [rssiMax, rssiMean, rssiLast] where FieldRules.checkNumber(rssi, in: FieldRules.dBmRange) != nil {
+            throw c.fail("sighting RSSI \(rssi) outside \(FieldRules.dBmRange) dBm", .outOfRange)
+        }
+        if let tx, FieldRules.checkNumber(tx, in: FieldRules.dBmRange) != nil {
+            throw c.fail("sighting 'tx' \(tx) outside \(FieldRules.dBmRange) dBm", .outOfRange)
+        }
         guard let first, let last else { throw c.fail("sighting needs 'first' and 'last' (Unix seconds)") }
         return SightingBatch.Entry(device: device, count: Int(count), rssiMax: rssiMax, rssiMean: rssiMean, rssiLast: rssiLast,
                                    tx: tx, first: first, last: last, telemetry: telemetry)
@@ -105,17 +116,23 @@ struct BatchDecoder {
     }
 
     private mutating func decodeTelemetry(_ c: inout JSONCursor) throws(JSONCursor.Failure) -> SightingBatch.Telemetry {
-        var battery: Int?, temperature: Double?
+        var battery: Double?, temperature: Double?
         try c.expect(0x7B)
         if !c.consume(0x7D) {
             repeat {
                 let k = try c.key()
-                if JSONCursor.equals(k, "battery_mv") { battery = c.null() ? nil : Int(exactly: try c.number()) }
+                if JSONCursor.equals(k, "battery_mv") { battery = c.null() ? nil : try c.number() }
                 else if JSONCursor.equals(k, "temperature_c") { temperature = c.null() ? nil : try c.number() }
                 else { try c.skipValue() }
             } while c.consume(0x2C)
             try c.expect(0x7D)
         }
-        return SightingBatch.Telemetry(batteryMV: battery, temperatureC: temperature)
+        if let battery, FieldRules.checkNumber(battery, in: FieldRules.batteryRange, integer: true) != nil {
+            throw c.fail("telemetry 'battery_mv' \(battery) is not an integer in \(FieldRules.batteryRange)", .outOfRange)
+        }
+        if let temperature, FieldRules.checkNumber(temperature, in: FieldRules.temperatureRange) != nil {
+            throw c.fail("telemetry 'temperature_c' \(temperature) outside \(FieldRules.temperatureRange)", .outOfRange)
+        }
+        return SightingBatch.Telemetry(batteryMV: battery.map { Int($0) }, temperatureC: temperature)
     }
 }

@@ -10,6 +10,9 @@ import Darwin
 struct JSONCursor {
     struct Failure: Error, CustomStringConvertible {
         var description: String
+        /// The rejection this failure means (`badText` for invalid UTF-8, `outOfRange` for a value
+        /// outside its field's range, `malformed` for everything else).
+        var reason: RejectReason = .malformed
     }
 
     let bytes: UnsafeBufferPointer<UInt8>
@@ -17,7 +20,9 @@ struct JSONCursor {
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    func fail(_ what: String) -> Failure { Failure(description: "\(what) at byte \(i)") }
+    func fail(_ what: String, _ reason: RejectReason = .malformed) -> Failure {
+        Failure(description: "\(what) at byte \(i)", reason: reason)
+    }
 
     mutating func skipSpace() {
         while i < bytes.count {
@@ -65,8 +70,12 @@ struct JSONCursor {
         throw fail("unterminated string")
     }
 
+    /// A string member, which must be valid UTF-8: invalid bytes are an error (`badText`), never
+    /// replaced, since the text may be stored.
     mutating func string() throws(Failure) -> String {
-        String(decoding: try rawString(), as: UTF8.self)
+        let raw = try rawString()
+        guard let s = String(validating: raw, as: UTF8.self) else { throw fail("string is not valid UTF-8", .badText) }
+        return s
     }
 
     /// Exact powers of ten for the decimal fast path of `number()`.

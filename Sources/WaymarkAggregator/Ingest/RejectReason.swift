@@ -22,6 +22,19 @@ public enum RejectReason: String, Sendable, CaseIterable, Codable {
     /// A batch after a gap in its boot's sequence: held back (not acked) so that the gateway's
     /// resend fills the gap in order; accepted anyway once the gap is older than `ingest.gap_timeout_s`.
     case outOfOrder = "out_of_order"
+    /// A number the store cannot hold or that no gateway can mean: not finite, not an integer where
+    /// one is needed, or outside the field's range (`FieldRules`: RSSI and tx −128…127 dBm,
+    /// spool_depth 0…2³¹−1, a status time outside 1970…2100, …).
+    case outOfRange = "out_of_range"
+    /// A string that is not valid UTF-8, holds a control character (NUL included), is empty where a
+    /// value is required, or is longer than `FieldRules.maxTextBytes`.
+    case badText = "bad_text"
+    /// A value outside its field's set (a status `state` other than online/offline, a `scan` other
+    /// than on/off/error/replay).
+    case badEnum = "bad_enum"
+    /// Passed every check above but PostgreSQL refused it for its data (SQLSTATE class 22 or 23):
+    /// stored in the `quarantine` table with its raw payload and the error, and acked.
+    case quarantined
 }
 
 /// Counts per reason, for metrics and the once-per-interval log line.

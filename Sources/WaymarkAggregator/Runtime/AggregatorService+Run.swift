@@ -39,6 +39,10 @@ extension AggregatorService {
         metricsEndpoint?.stop()
         logger.info("stopped", metadata: ["committed_sightings": .stringConvertible(committedSightings),
                                           "late_batches": .stringConvertible(core.lateBatches)])
+        lock.lock()
+        let failure = self.failure
+        lock.unlock()
+        if let failure { throw failure }
     }
 
     /// Connects (retrying while PostgreSQL is unreachable), checks the schema, syncs the site and
@@ -68,7 +72,7 @@ extension AggregatorService {
                 metrics.dbUp.set(Double(1))
                 db.close()
                 return true
-            } catch let error as PostgresError where error.isConnectionFailure {
+            } catch let error as PostgresError where error.isTransient {
                 metrics.dbUp.set(Double(0))
                 if !announced { logger.error("PostgreSQL unreachable at start; retrying every \(config.retryS) s: \(error)") }
                 announced = true

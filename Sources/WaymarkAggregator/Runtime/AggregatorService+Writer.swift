@@ -9,6 +9,8 @@ extension AggregatorService {
     /// How long a stopping aggregator keeps retrying an unreachable database before it gives up
     /// (what is not committed is not acked, so the gateways resend it to the next run).
     static let shutdownGraceS = 15.0
+    /// Longest wait between retries while PostgreSQL is unavailable (the wait doubles from `database.retry_s`).
+    static let maxRetryS = 30.0
     /// Queued writes are merged into one transaction up to about this many rows.
     static let maxMergedRows = 500_000
 
@@ -25,7 +27,10 @@ extension AggregatorService {
             maintainPartitionsIfDue(&db, &upkeep, url: url)
             // Commit everything already queued together (see WriteBatch.absorb).
             while batch.rowCount < Self.maxMergedRows, let more = writes.pop(timeout: 0) { batch.absorb(more) }
-            var attempts = 0
+            // After PostgreSQL refused the group for its data, it is written again message by
+            // message (`AggregatorStore.write(careful:)`) and what is refused again is quarantined.
+            var careful = false
+            var backoff = config.retryS
             while true {
                 if isStopping {
                     stopDeadline = stopDeadline ?? Self.now() + Self.shutdownGraceS
@@ -38,7 +43,7 @@ extension AggregatorService {
                 do {
                     if db == nil || db?.isConnected == false { db = try PostgresConnection(url: url) }
                     let started = ContinuousClock.now
-                    try store.write(db!, batch)
+                    let quarantined = try store.write(db!, batch, careful: careful)
                     metrics.commitSeconds.record(ContinuousClock.now - started)
                     metrics.commitRows.record(Double(batch.rowCount))
                     metrics.commits.increment()
@@ -48,33 +53,34 @@ extension AggregatorService {
                         failing = false
                         metrics.dbUp.set(Double(1))
                     }
+                    noteQuarantined(quarantined)
                     committed(batch)
                     break
-                } catch let error as PostgresError where error.isConnectionFailure {
+                } catch let error as PostgresError where error.isTransient {
                     db?.close()
                     db = nil
                     metrics.dbErrors.increment()
                     metrics.dbUp.set(Double(0))
                     if !failing {
-                        logger.error("PostgreSQL unavailable; fusion and publishing go on, writes queue (up to database.max_pending_rows) and acks pause: \(error)")
+                        logger.error("PostgreSQL unavailable; fusion and publishing go on, writes queue (up to database.max_pending_rows) and acks pause; retrying until it is back: \(error)")
                         failing = true
                     }
-                    Thread.sleep(forTimeInterval: config.retryS)
-                } catch {
-                    // Not a connection problem: the data or the schema is wrong. Retrying a few
-                    // times covers transient conflicts; then stop loudly rather than drop data.
+                    Thread.sleep(forTimeInterval: backoff)
+                    backoff = min(backoff * 2, max(config.retryS, Self.maxRetryS))
+                } catch let error as PostgresError where error.isDataError && !careful {
                     metrics.dbErrors.increment()
-                    attempts += 1
-                    logger.error("write failed (attempt \(attempts) of 3): \(error)")
-                    if attempts >= 3 {
-                        logger.critical("giving up: the batch cannot be stored; stopping without acking it (the gateways keep it)")
-                        writes.close()
-                        stop()
-                        return
-                    }
-                    db?.close()
-                    db = nil
-                    Thread.sleep(forTimeInterval: config.retryS)
+                    logger.warning("PostgreSQL refused a write for its data (SQLSTATE \(error.sqlState ?? "?")); writing it again message by message to set the refused ones aside in the quarantine table")
+                    logger.debug("refused write: \(error)")
+                    careful = true
+                } catch {
+                    // Neither the connection nor one message's data: the schema or the rights are
+                    // wrong, and retrying cannot fix that. Stop with a failure status (the
+                    // supervisor restarts the aggregator, which checks the schema at start).
+                    metrics.dbErrors.increment()
+                    logger.critical("the write cannot be stored and retrying cannot fix it; stopping without acking it (the gateways keep it): \(error)")
+                    fail(AggregatorFailure(description: "a write failed for a reason retrying cannot fix: \(error)"))
+                    writes.close()
+                    return
                 }
             }
         }
@@ -107,6 +113,16 @@ extension AggregatorService {
             }
             upkeep.failed(at: now)
             logger.warning("raw sightings partition upkeep failed; retrying in \(Int(upkeep.retryS)) s: \(error)")
+        }
+    }
+
+    /// Counts and logs what a careful write set aside (the error text may hold device ids: debug only).
+    private func noteQuarantined(_ quarantined: [Quarantined]) {
+        for q in quarantined {
+            if q.gateway != nil { metrics.rejected[.quarantined]?.increment() }
+            logger.warning("PostgreSQL refused a message for its data; it is in the quarantine table and was acked",
+                           metadata: [LogKey.gateway: .string(q.gateway ?? "-"), "kind": .string(q.kind), "sqlstate": .string(q.sqlState)])
+            logger.debug("quarantined: \(q.error)")
         }
     }
 

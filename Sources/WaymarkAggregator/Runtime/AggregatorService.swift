@@ -32,6 +32,8 @@ public final class AggregatorService: @unchecked Sendable {
     let writes: BlockingQueue<WriteBatch>
     let lock = NSLock()
     var stopping = false
+    /// Why the service stopped by itself (nil: stopped by `stop()`, i.e. SIGTERM/SIGINT).
+    var failure: AggregatorFailure?
     var committedInbox: [[ProgressTracker.Key: UInt64]] = []
     var client: MQTTClient?
     var metricsEndpoint: MetricsEndpoint?
@@ -93,12 +95,25 @@ public final class AggregatorService: @unchecked Sendable {
         ingest.close()
     }
 
+    /// Stops the service because of `failure`: `run()` throws it once the rest is shut down.
+    func fail(_ failure: AggregatorFailure) {
+        lock.lock()
+        if self.failure == nil { self.failure = failure }
+        lock.unlock()
+        stop()
+    }
+
     var isStopping: Bool {
         lock.lock(); defer { lock.unlock() }
         return stopping
     }
 
     static func now() -> Double { Date().timeIntervalSince1970 }
+}
+
+/// Why the aggregator stopped by itself (`run()` throws it; the process exits with status 1).
+public struct AggregatorFailure: Error, CustomStringConvertible, Sendable {
+    public var description: String
 }
 
 extension AggregatorService {

@@ -35,6 +35,10 @@ struct RejectionLog {
         case .clockAbsurd: "the gateway's clock is implausible (not set, or far off); check NTP on the gateway"
         case .duplicate: "duplicate batch"
         case .outOfOrder: "a batch after a gap in the gateway's sequence; waiting for the gateway to resend the missing ones"
+        case .outOfRange: "a number is not finite or outside its field's range (see docs/aggregator.md, \"Rejections\"); fix the sender"
+        case .badText: "a string is not valid UTF-8, holds a control character, is empty or too long; fix the sender"
+        case .badEnum: "a field holds a value outside its set (status state online/offline, scan on/off/error/replay)"
+        case .quarantined: "PostgreSQL refused the message's data; it is in the quarantine table (docs/aggregator.md)"
         }
     }
 }

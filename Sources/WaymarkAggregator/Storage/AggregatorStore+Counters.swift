@@ -5,8 +5,13 @@ import WaymarkPostgres
 extension AggregatorStore {
     /// Gateway status history, per-hour ingest counts and rejections.
     func writeCounters(_ db: PostgresConnection, _ b: WriteBatch) throws {
-        if !b.statuses.isEmpty {
-            let s = b.statuses
+        try writeStatuses(db, b.statuses)
+        try writeIngest(db, b)
+        try writeRejections(db, b.rejections)
+    }
+
+    func writeStatuses(_ db: PostgresConnection, _ s: [WriteBatch.Status]) throws {
+        if !s.isEmpty {
             try db.query("""
                 INSERT INTO gateway_status (site_id, gateway_id, received_at, state, boot, version, spool_depth,
                                             spool_dropped, scan, reported_at)
@@ -18,6 +23,9 @@ extension AggregatorStore {
                       s.map(\.status.version), s.map(\.status.spoolDepth), s.map(\.status.spoolDropped), s.map(\.status.scan),
                       s.map { $0.status.t.flatMap { $0.isFinite ? $0 : nil } }])
         }
+    }
+
+    func writeIngest(_ db: PostgresConnection, _ b: WriteBatch) throws {
         if !b.ingest.isEmpty {
             let i = Array(b.ingest)
             try db.query("""
@@ -35,8 +43,11 @@ extension AggregatorStore {
                 """, [siteID, i.map(\.key.gateway), i.map(\.key.hour), i.map(\.value.batches), i.map(\.value.sightings),
                       i.map(\.value.clockCorrected), i.map(\.value.lastBatchAt), i.map(\.value.maxOffsetS)])
         }
-        if !b.rejections.isEmpty {
-            let r = Array(b.rejections)
+    }
+
+    func writeRejections(_ db: PostgresConnection, _ rejections: [WriteBatch.RejectionKey: Int]) throws {
+        if !rejections.isEmpty {
+            let r = Array(rejections)
             try db.query("""
                 INSERT INTO gateway_rejections (site_id, gateway_id, hour, reason, count)
                 SELECT $1, g, to_timestamp(h), r, n FROM unnest($2::text[], $3::float8[], $4::text[], $5::bigint[]) AS u(g, h, r, n)

@@ -8,13 +8,26 @@ extension AggregatorStore {
     /// checkpoints, and last the gateway high-water marks. Either all of it commits or none.
     /// Arrays are bound as parameters (`unnest($n::type[])`): one round trip per table however
     /// many rows; raw sightings, the bulk, go through COPY.
-    public func write(_ db: PostgresConnection, _ batch: WriteBatch) throws {
+    ///
+    /// `careful` is the retry after PostgreSQL refused the write for its data
+    /// (`PostgresError.isDataError`): each gateway status, each batch's raw sightings and each
+    /// table of derived rows is written under its own savepoint, and what is refused again is
+    /// rolled back alone and recorded in `quarantine` (with the message as received) while the
+    /// rest — checkpoints and high-water marks included — commits, so the gateway's batch is acked
+    /// and dropped. Returns what was quarantined (empty unless careful).
+    @discardableResult
+    public func write(_ db: PostgresConnection, _ batch: WriteBatch, careful: Bool = false) throws -> [Quarantined] {
         let checkpoints = try Self.packCheckpoints(batch.checkpoints)
         let state = String(decoding: try JSONEncoder().encode(batch.aggregatorState), as: UTF8.self)
-        try db.transaction { db in
-            try writePaths(db, batch)
-            try writeCounters(db, batch)
-            if !batch.rawSightings.isEmpty { try writeRaw(db, batch.rawSightings) }
+        return try db.transaction { db in
+            var quarantined: [Quarantined] = []
+            if careful {
+                quarantined = try writeIsolated(db, batch)
+            } else {
+                for part in Self.derivedParts { try part.write(self, db, batch) }
+                try writeCounters(db, batch)
+                if !batch.rawSightings.isEmpty { try writeRaw(db, batch.rawSightings) }
+            }
             if !batch.checkpoints.isEmpty {
                 // One binary parameter holds every checkpoint; each row takes its slice.
                 try db.query("""
@@ -39,6 +52,7 @@ extension AggregatorStore {
                       SET seq = greatest(gateway_progress.seq, excluded.seq), committed_at = now()
                     """, [siteID, marks.map(\.key.gateway), marks.map(\.key.boot), marks.map { Int64($0.value) }])
             }
+            return quarantined
         }
     }
 
@@ -59,8 +73,14 @@ extension AggregatorStore {
         return (bytes, offsets, lengths)
     }
 
-    private func writePaths(_ db: PostgresConnection, _ b: WriteBatch) throws {
-        let encoder = JSONEncoder()
+    /// The tables of rows derived from the batches (not attributable to one message), in write order.
+    static let derivedParts: [(table: String, write: @Sendable (AggregatorStore, PostgresConnection, WriteBatch) throws -> Void)] = [
+        ("devices", { try $0.writeDevices($1, $2) }), ("visits", { try $0.writeVisits($1, $2) }),
+        ("journeys", { try $0.writeJourneys($1, $2) }), ("transitions", { try $0.writeTransitions($1, $2) }),
+        ("region_events", { try $0.writeEvents($1, $2) }), ("entrance_heard", { try $0.writeEntranceHeard($1, $2) }),
+    ]
+
+    func writeDevices(_ db: PostgresConnection, _ b: WriteBatch) throws {
         if !b.devices.isEmpty {
             let d = b.devices.sorted { $0.key < $1.key }
             try db.query("""
@@ -72,6 +92,9 @@ extension AggregatorStore {
                       last_seen = greatest(devices.last_seen, excluded.last_seen)
                 """, [siteID, d.map(\.key.rawValue), d.map(\.value.first), d.map(\.value.last)])
         }
+    }
+
+    func writeVisits(_ db: PostgresConnection, _ b: WriteBatch) throws {
         if !b.visits.isEmpty {
             try db.query("""
                 INSERT INTO visits (site_id, device_id, region_id, entered_at, exited_at, dwell_s, inferred)
@@ -81,6 +104,10 @@ extension AggregatorStore {
                 """, [siteID, b.visits.map(\.device.rawValue), b.visits.map(\.region), b.visits.map(\.entered),
                       b.visits.map(\.exited), b.visits.map(\.inferred)])
         }
+    }
+
+    func writeJourneys(_ db: PostgresConnection, _ b: WriteBatch) throws {
+        let encoder = JSONEncoder()
         if !b.journeys.isEmpty {
             // Insert the journeys and attach the visits they cover (written earlier, possibly in
             // this same transaction) in one statement.
@@ -97,6 +124,9 @@ extension AggregatorStore {
                 """, [siteID, b.journeys.map(\.device.rawValue), b.journeys.map(\.started), b.journeys.map(\.ended),
                       try b.journeys.map { String(decoding: try encoder.encode($0.regions), as: UTF8.self) }])
         }
+    }
+
+    func writeTransitions(_ db: PostgresConnection, _ b: WriteBatch) throws {
         if !b.transitions.isEmpty {
             try db.query("""
                 INSERT INTO transitions (site_id, device_id, from_region, to_region, at, inferred)
@@ -106,6 +136,9 @@ extension AggregatorStore {
                 """, [siteID, b.transitions.map(\.device.rawValue), b.transitions.map(\.from), b.transitions.map(\.to),
                       b.transitions.map(\.t), b.transitions.map(\.inferred)])
         }
+    }
+
+    func writeEvents(_ db: PostgresConnection, _ b: WriteBatch) throws {
         if !b.events.isEmpty {
             try db.query("""
                 INSERT INTO region_events (site_id, device_id, at, kind, region_id, proximity, distance_m)
@@ -117,6 +150,9 @@ extension AggregatorStore {
                 """, [siteID, b.events.map(\.device.rawValue), b.events.map(\.t), b.events.map(\.kind), b.events.map(\.region),
                       b.events.map(\.proximity), b.events.map(\.distanceM)])
         }
+    }
+
+    func writeEntranceHeard(_ db: PostgresConnection, _ b: WriteBatch) throws {
         if !b.entranceHeard.isEmpty {
             let e = Array(b.entranceHeard)
             try db.query("""

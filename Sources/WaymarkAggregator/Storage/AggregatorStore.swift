@@ -8,8 +8,8 @@ import WaymarkPostgres
 /// Runs on the writer thread with that thread's `PostgresConnection`.
 public struct AggregatorStore: Sendable {
     public let siteID: String
-    /// Migrations of schema/ this aggregator needs (0001–0007).
-    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7]
+    /// Migrations of schema/ this aggregator needs (0001–0008).
+    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8]
 
     public init(siteID: String) { self.siteID = siteID }
 
