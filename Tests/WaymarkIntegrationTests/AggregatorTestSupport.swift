@@ -116,8 +116,10 @@ final class AggregatorTestFleet: @unchecked Sendable {
 
     func close() { client.close() }
 
-    func publish(_ batch: SightingBatch) throws {
-        let payload = Array(try JSONEncoder().encode(batch))
+    /// Publishes `batch` (as `payload` when given: JSONEncoder's member order is not stable, so a
+    /// test comparing stored bytes encodes once).
+    func publish(_ batch: SightingBatch, payload given: [UInt8]? = nil) throws {
+        let payload = try given ?? Array(JSONEncoder().encode(batch))
         lock.lock()
         unackedPayloads[batch.gateway, default: []].append((batch.boot, batch.seq, payload))
         lock.unlock()
