@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WaymarkAggregator
+@testable import WaymarkAggregator
 import WaymarkConfig
 import WaymarkCore
 import WaymarkMQTT
@@ -268,5 +268,57 @@ struct HostileInputTests {
         #expect(fleet.acks["gw-0"]?.seq == 1, "the failed write is not acked")
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(text.contains("retrying cannot fix"), "log: \(text.suffix(2000))")
+    }
+
+    /// The issue's failures at the store itself (bypassing the ingest checks): a status with a time
+    /// and a spool depth PostgreSQL refuses, raw sightings with RSSI 1e300, an event at year 10¹²:
+    /// the plain write fails with a data error, the careful one quarantines each and commits the rest.
+    @Test func aCarefulWriteSetsAsideWhatPostgreSQLRefusesAndCommitsTheRest() throws {
+        let db = try PostgresTestDatabase("careful")
+        defer { db.drop() }
+        let conn = try db.connect()
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(conn)
+        let siteID = "careful-\(UInt32.random(in: 0...UInt32.max))"
+        let site = try SiteLoader.parse(yaml: AggregatorTestVenue.yaml(site: siteID, count: 3)).site
+        let store = AggregatorStore(siteID: siteID)
+        try store.syncSite(conn, site)
+        let t = 1_700_000_000.0
+        var batch = WriteBatch()
+        let good = GatewayStatus(state: .online, gateway: "gw-0", version: "1", boot: "b", spoolDepth: 1, t: t)
+        let badTime = GatewayStatus(state: .online, gateway: "gw-1", version: "1", boot: "b", t: 1e20)
+        let badDepth = GatewayStatus(state: .online, gateway: "gw-2", version: "1", boot: "b", spoolDepth: 3_000_000_000, t: t)
+        for (s, payload) in [(good, "good"), (badTime, "t=1e20"), (badDepth, "spool_depth=3e9")] {
+            batch.statuses.append(.init(gateway: s.gateway, receivedAt: t, status: s, payload: Array(payload.utf8)))
+        }
+        let device = AggregatorTestVenue.device(1)
+        func entry(_ rssi: Double) -> SightingBatch.Entry {
+            .init(device: device, count: 1, rssiMax: rssi, rssiMean: -60, rssiLast: -60, tx: nil, first: t, last: t)
+        }
+        batch.rawSightings = [.init(gateway: "gw-0", boot: "b", seq: 1, entry: entry(-60)), .init(gateway: "gw-1", boot: "b", seq: 1, entry: entry(1e300))]
+        batch.rawSources = [.init(gateway: "gw-0", boot: "b", seq: 1, receivedAt: t, payload: Array("batch-good".utf8)),
+                            .init(gateway: "gw-1", boot: "b", seq: 1, receivedAt: t, payload: Array("batch-1e300".utf8))]
+        batch.events = [.init(device: device, t: t, kind: "enter", region: "r0", proximity: "near", distanceM: 1),
+                        .init(device: device, t: 1e12 * 31_557_600, kind: "exit", region: "r0", proximity: nil, distanceM: nil)]
+        batch.devices[device] = (t, t)
+        batch.progress = [.init(gateway: "gw-0", boot: "b"): 1, .init(gateway: "gw-1", boot: "b"): 1]
+
+        let plain = #expect(throws: PostgresError.self) { try store.write(conn, batch) }
+        #expect(plain?.isDataError == true, "\(String(describing: plain))")
+        #expect(try conn.query("SELECT count(*)::int FROM gateway_progress WHERE site_id = $1", [siteID]).first?.int(0) == 0)
+
+        let quarantined = try store.write(conn, batch, careful: true)
+        #expect(Set(quarantined.map { "\($0.gateway ?? "-")/\($0.kind)/\(String(decoding: $0.payload ?? [], as: UTF8.self))" })
+                == ["-/rows:region_events/", "gw-1/status/t=1e20", "gw-2/status/spool_depth=3e9", "gw-1/sightings/batch-1e300"])
+        #expect(quarantined.allSatisfy { $0.sqlState.hasPrefix("22") })
+        #expect(try conn.query("SELECT count(*)::int FROM quarantine WHERE site_id = $1", [siteID]).first?.int(0) == 4)
+        // The rest committed: the good status, the good raw sighting, the device, both marks.
+        #expect(try conn.query("SELECT string_agg(gateway_id, ',') FROM gateway_status WHERE site_id = $1", [siteID]).first?.string(0) == "gw-0")
+        #expect(try conn.query("SELECT string_agg(gateway_id, ',') FROM sightings WHERE site_id = $1", [siteID]).first?.string(0) == "gw-0")
+        #expect(try conn.query("SELECT count(*)::int FROM devices WHERE site_id = $1", [siteID]).first?.int(0) == 1)
+        #expect(try conn.query("SELECT count(*)::int FROM gateway_progress WHERE site_id = $1", [siteID]).first?.int(0) == 2)
+        let counted = try conn.query("""
+            SELECT string_agg(gateway_id || ':' || count, ',' ORDER BY gateway_id) FROM gateway_rejections WHERE site_id = $1 AND reason = 'quarantined'
+            """, [siteID]).first?.string(0)
+        #expect(counted == "gw-1:2,gw-2:1")
     }
 }

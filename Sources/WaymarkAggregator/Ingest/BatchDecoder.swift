@@ -95,8 +95,10 @@ struct BatchDecoder {
         guard let count else { throw c.fail("sighting without 'count'") }
         guard count >= 1, count < 1e9, count == count.rounded() else { throw c.fail("sighting 'count' \(count) is not an integer in 1…999999999", .outOfRange) }
         guard let rssiMax, let rssiMean, let rssiLast else { throw c.fail("sighting needs 'rssi_max', 'rssi_mean' and 'rssi_last'") }
-        for rssi in [rssiMax, rssiMean, rssiLast] where FieldRules.checkNumber(rssi, in: FieldRules.dBmRange) != nil {
-            throw c.fail("sighting RSSI \(rssi) outside \(FieldRules.dBmRange) dBm", .outOfRange)
+        // Hot path: no array per entry.
+        if FieldRules.checkNumber(rssiMax, in: FieldRules.dBmRange) != nil || FieldRules.checkNumber(rssiMean, in: FieldRules.dBmRange) != nil
+            || FieldRules.checkNumber(rssiLast, in: FieldRules.dBmRange) != nil {
+            throw c.fail("sighting RSSI (rssi_max \(rssiMax), rssi_mean \(rssiMean), rssi_last \(rssiLast)) outside \(FieldRules.dBmRange) dBm", .outOfRange)
         }
         if let tx, FieldRules.checkNumber(tx, in: FieldRules.dBmRange) != nil {
             throw c.fail("sighting 'tx' \(tx) outside \(FieldRules.dBmRange) dBm", .outOfRange)
