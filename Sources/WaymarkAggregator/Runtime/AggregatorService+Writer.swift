@@ -65,7 +65,8 @@ extension AggregatorService {
                         logger.error("PostgreSQL unavailable; fusion and publishing go on, writes queue (up to database.max_pending_rows) and acks pause; retrying until it is back: \(error)")
                         failing = true
                     }
-                    Thread.sleep(forTimeInterval: backoff)
+                    // While stopping, keep to the short interval: the shutdown grace is 15 s.
+                    Thread.sleep(forTimeInterval: isStopping ? config.retryS : backoff)
                     backoff = min(backoff * 2, max(config.retryS, Self.maxRetryS))
                 } catch let error as PostgresError where error.isDataError && !careful {
                     metrics.dbErrors.increment()
