@@ -96,11 +96,10 @@ struct BatchDecoder {
         guard count >= 1, count < 1e9, count == count.rounded() else { throw c.fail("sighting 'count' \(count) is not an integer in 1…999999999", .outOfRange) }
         guard let rssiMax, let rssiMean, let rssiLast else { throw c.fail("sighting needs 'rssi_max', 'rssi_mean' and 'rssi_last'") }
         // Hot path: no array per entry.
-        if FieldRules.checkNumber(rssiMax, in: FieldRules.dBmRange) != nil || FieldRules.checkNumber(rssiMean, in: FieldRules.dBmRange) != nil
-            || FieldRules.checkNumber(rssiLast, in: FieldRules.dBmRange) != nil {
+        if !FieldRules.isDBm(rssiMax) || !FieldRules.isDBm(rssiMean) || !FieldRules.isDBm(rssiLast) {
             throw c.fail("sighting RSSI (rssi_max \(rssiMax), rssi_mean \(rssiMean), rssi_last \(rssiLast)) outside \(FieldRules.dBmRange) dBm", .outOfRange)
         }
-        if let tx, FieldRules.checkNumber(tx, in: FieldRules.dBmRange) != nil {
+        if let tx, !FieldRules.isDBm(tx) {
             throw c.fail("sighting 'tx' \(tx) outside \(FieldRules.dBmRange) dBm", .outOfRange)
         }
         guard let first, let last else { throw c.fail("sighting needs 'first' and 'last' (Unix seconds)") }

@@ -33,6 +33,9 @@ public enum FieldRules {
         return nil
     }
 
+    /// True for a finite value in `dBmRange` (NaN fails both comparisons); the per-sighting hot path.
+    @inline(__always) public static func isDBm(_ value: Double) -> Bool { value >= -128 && value <= 127 }
+
     /// Nil when `value` is finite, within `range` and (when `integer`) a whole number.
     public static func checkNumber(_ value: Double, in range: ClosedRange<Double>, integer: Bool = false) -> RejectReason? {
         guard value.isFinite, range.contains(value) else { return .outOfRange }

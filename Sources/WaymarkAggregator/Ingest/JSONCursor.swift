@@ -74,6 +74,10 @@ struct JSONCursor {
     /// replaced, since the text may be stored.
     mutating func string() throws(Failure) -> String {
         let raw = try rawString()
+        // Fast path (ids are ASCII): ASCII is valid UTF-8, and String(decoding:) is quicker than String(validating:).
+        var ascii = true
+        for b in raw where b >= 0x80 { ascii = false; break }
+        if ascii { return String(decoding: raw, as: UTF8.self) }
         guard let s = String(validating: raw, as: UTF8.self) else { throw fail("string is not valid UTF-8", .badText) }
         return s
     }
