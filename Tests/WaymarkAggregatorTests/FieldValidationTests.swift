@@ -94,6 +94,14 @@ import WaymarkCore
         invalid[at] = 0xC3
         invalid[at + 1] = 0x28
         #expect(reason(invalid) == .badText)
+        // Device ids are bounded (the anon: grammar alone is not).
+        let longID = "anon:" + String(repeating: "ab", count: 100)
+        var long = Self.batchJSON()
+        let text = String(decoding: long, as: UTF8.self).replacingOccurrences(of: LineVenue.device(1).rawValue, with: longID)
+        long = Array(text.utf8)
+        #expect(reason(long) == .badText)
+        #expect(reason(Array(String(decoding: Self.batchJSON(), as: UTF8.self)
+            .replacingOccurrences(of: LineVenue.device(1).rawValue, with: "anon:" + String(repeating: "ab", count: 61)).utf8)) == nil)
         // Escapes (and with them an escaped NUL) are not accepted in ids.
         #expect(reason(Self.batchJSON(boot: #""a\u0000b""#)) == .malformed)
     }

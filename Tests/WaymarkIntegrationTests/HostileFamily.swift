@@ -120,6 +120,7 @@ enum HostileFamily {
         inEntry("device", string("not-a-device"), .malformed, "not-a-device")
         inEntry("device", rawString("mac:aa-bb-cc-dd-ee-f", [0xFF]), .badText, "invalid-utf8")
         inEntry("device", json("5"), .malformed, "5")
+        inEntry("device", string("anon:" + String(repeating: "ab", count: 2000)), .badText, "anon-4000-hex")  // beyond an index row
         for v in ["0", "-1", "1.5", "3e9", "1e300"] { inEntry("count", json(v), .outOfRange, v) }
         inEntry("count", json("\"2\""), .malformed, "\"2\"")
         for key in ["rssi_max", "rssi_mean", "rssi_last", "tx"] {

@@ -110,6 +110,9 @@ struct BatchDecoder {
     private mutating func deviceID(_ c: inout JSONCursor) throws(JSONCursor.Failure) -> DeviceID {
         let text = try c.string()
         if let id = deviceCache[text] { return id }
+        guard text.utf8.count <= FieldRules.maxDeviceIDBytes else {
+            throw c.fail("device id longer than \(FieldRules.maxDeviceIDBytes) bytes", .badText)
+        }
         guard let id = DeviceID(text) else { throw c.fail("'\(text.prefix(80))' is not a device id") }
         if deviceCache.count >= cacheLimit { deviceCache.removeAll(keepingCapacity: true) }
         deviceCache[text] = id

@@ -5,6 +5,10 @@
 public enum FieldRules {
     /// Longest `boot`, `version` (and any other stored free text), in UTF-8 bytes.
     public static let maxTextBytes = 128
+    /// Longest device id, in bytes: the canonical forms are at most about 60 (`anon:` ids from the
+    /// edge 21), but the `anon:` grammar alone has no bound, and a key longer than a B-tree index
+    /// row (about 2.7 kB) is refused by PostgreSQL.
+    public static let maxDeviceIDBytes = 128
     /// RSSI and advertised tx power, dBm: a signed byte in the Bluetooth HCI (stored as `real`).
     public static let dBmRange: ClosedRange<Double> = -128...127
     /// Eddystone-TLM battery voltage, mV (an unsigned 16-bit field).
