@@ -40,7 +40,7 @@ final class AggregatorMetrics: Sendable {
         rejected = r
         acks = registry.makeCounter(descriptor: name("acks", "total", "Acks published to gateways after a commit."))
         commits = registry.makeCounter(descriptor: name("db_commits", "total", "Write transactions committed."))
-        dbErrors = registry.makeCounter(descriptor: name("db_errors", "total", "Failed write attempts (retried)."))
+        dbErrors = registry.makeCounter(descriptor: name("db_errors", "total", "Failed write attempts: retried (database unavailable), rewritten message by message (data refused), or fatal."))
         published = registry.makeCounter(descriptor: name("published", "total", "Device state, monitored set and event messages published."))
         publishFailures = registry.makeCounter(descriptor: name("publish_failures", "total", "Publications the MQTT client refused."))
         fusionLag = registry.makeGauge(descriptor: name("fusion_lag", "seconds", "Receive time minus evidence time of the latest batch."))
