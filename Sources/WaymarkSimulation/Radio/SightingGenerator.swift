@@ -38,6 +38,9 @@ public struct SightingGenerator: Sendable {
     /// Per (device, gateway) link: shadowing value and the time it was last drawn (−∞: never).
     private var shadow: [Double]
     private var shadowTime: [Double]
+    /// Fitted profiles: where the device was when each link's shadowing was last drawn.
+    private var shadowX: [Double]
+    private var shadowY: [Double]
     /// Sightings generated but not yet safe to emit because a skewed clock may still produce
     /// earlier reported times.
     private var pending: [SimulatedSighting] = []
@@ -65,6 +68,8 @@ public struct SightingGenerator: Sendable {
         let links = scenario.devices.count * scenario.site.gateways.count
         shadow = Array(repeating: 0, count: links)
         shadowTime = Array(repeating: -.infinity, count: links)
+        shadowX = Array(repeating: 0, count: links)
+        shadowY = Array(repeating: 0, count: links)
         emitLag = max(0, -(scenario.clockSkewS.min() ?? 0))
     }
 
@@ -80,8 +85,9 @@ public struct SightingGenerator: Sendable {
         let end = scenario.parameters.end
         let a = chunkStart
         let b = min(a + chunkS, end)
+        let ideal = scenario.parameters.radio.profile == .ideal
         for d in scenario.devices.indices {
-            generate(device: d, from: a, to: b)
+            if ideal { generate(device: d, from: a, to: b) } else { generateFitted(device: d, from: a, to: b) }
         }
         chunkStart = b
         pending.sort { ($0.time, $0.gateway, $0.device) < ($1.time, $1.gateway, $1.device) }
@@ -135,6 +141,68 @@ public struct SightingGenerator: Sendable {
                     p1m: dev.measuredPowerDBm, distanceM: dist2.squareRoot(),
                     floors: abs(here.floor - gw.floor), gatewayBiasDB: scenario.gatewayBiasDB[g])
                 let rssi = (mean + s + radio.packetJitterDB * rng.gaussian()).rounded()
+                if rssi < radio.sensitivityDBm { continue }
+                pending.append(SimulatedSighting(
+                    time: t + scenario.clockSkewS[g], device: Int32(d), gateway: Int32(g), rssi: Int16(max(rssi, -127))))
+            }
+            t += dev.advertisingInterval + 0.01 * rng.uniform()
+        }
+        nextAdvert[d] = t
+        rngs[d] = rng
+    }
+
+    /// The fitted profiles' generator (`RadioParameters(profile:)`): reception falls with
+    /// distance, the shadowing decorrelates with distance moved as well as time, and fading adds
+    /// deep fades. Same candidates, outages, clock skew and advert timing as `generate`.
+    private mutating func generateFitted(device d: Int, from a: Double, to b: Double) {
+        let dev = scenario.devices[d]
+        let traj = dev.trajectory
+        guard traj.departure >= a, traj.arrival < b else { return }
+        let gateways = scenario.site.gateways
+        let radio = scenario.parameters.radio
+        let start = traj.location(at: max(a, traj.arrival), cursor: &cursors[d])
+        let reach = rangeM + chunkS * 3
+        let candidates = gateways.indices.filter { g in
+            model.distance(start.position, floor: start.floor, gateways[g].position, floor: gateways[g].floor) <= reach
+        }
+        let base = d * gateways.count
+        let range2 = rangeM * rangeM
+        let fadeP = radio.deepFadeProbability, fadeMean = radio.deepFadeMeanDB
+        var t = nextAdvert[d]
+        var rng = rngs[d]
+        while t < b && t <= traj.departure {
+            let here = traj.location(at: t, cursor: &cursors[d])
+            for g in candidates {
+                let gw = gateways[g]
+                let dz = Double(here.floor - gw.floor) * radio.floorHeightM
+                let dx = here.position.x - gw.position.x, dy = here.position.y - gw.position.y
+                let dist2 = dx * dx + dy * dy + dz * dz
+                if dist2 > range2 { continue }
+                let dist = dist2.squareRoot()
+                if !rng.chance(model.receptionProbability(distanceM: dist)) { continue }
+                if !scenario.outages[g].isEmpty && scenario.outages[g].contains(where: { $0.contains(t) }) { continue }
+                let link = base + g
+                let s: Double
+                if shadowTime[link] == -.infinity {
+                    s = radio.shadowingSigmaDB * rng.gaussian()
+                } else {
+                    let mx = here.position.x - shadowX[link], my = here.position.y - shadowY[link]
+                    s = model.shadowingStep(shadow[link], dt: t - shadowTime[link], moved: (mx * mx + my * my).squareRoot(),
+                                            normal: rng.gaussian())
+                }
+                shadow[link] = s
+                shadowTime[link] = t
+                shadowX[link] = here.position.x
+                shadowY[link] = here.position.y
+                var fading = radio.packetJitterDB * rng.gaussian()
+                if fadeP > 0 {
+                    fading += fadeP * fadeMean
+                    if rng.chance(fadeP) { fading -= rng.exponential(mean: fadeMean) }
+                }
+                let mean = model.meanRSSI(
+                    p1m: dev.measuredPowerDBm, distanceM: dist,
+                    floors: abs(here.floor - gw.floor), gatewayBiasDB: scenario.gatewayBiasDB[g])
+                let rssi = (mean + s + fading).rounded()
                 if rssi < radio.sensitivityDBm { continue }
                 pending.append(SimulatedSighting(
                     time: t + scenario.clockSkewS[g], device: Int32(d), gateway: Int32(g), rssi: Int16(max(rssi, -127))))

@@ -43,6 +43,8 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Median dwell at a destination (duration).") var dwellMedian: String?
     @Option(help: "Mean number of destinations per visit.") var meanStops: Double?
 
+    @Option(help: "Radio profile: ideal (the original, kind model), indoor (fitted to a real recording; the default) or harsh (a crowded venue). Default: the site's simulation.radio, else indoor. The options below adjust the chosen profile. See docs/radio-model.md.")
+    var radio: String?
     @Option(help: "Path-loss exponent of the simulated radio.") var pathLossExponent: Double?
     @Option(help: "Shadowing standard deviation (dB).") var shadowingSigma: Double?
     @Option(help: "Shadowing correlation time (s).") var shadowingCorrelation: Double?
@@ -68,7 +70,7 @@ struct SimulateCommand: ParsableCommand {
 
     func run() throws {
         let loaded = try loadSiteOrExit(site)
-        var parameters = try makeParameters()
+        var parameters = try makeParameters(site: loaded)
         if let publish {
             guard batches == nil else { throw ValidationError("--batches and --publish cannot be combined; run them separately") }
             guard speedup >= 0, speedup.isFinite else { throw ValidationError("--speedup must be 0 (as fast as possible) or more") }
@@ -141,8 +143,16 @@ struct SimulateCommand: ParsableCommand {
         }
     }
 
-    func makeParameters() throws -> SimulationParameters {
+    func makeParameters(site: Site) throws -> SimulationParameters {
         var p = SimulationParameters()
+        if let radio {
+            guard let profile = RadioProfile(rawValue: radio) else {
+                throw ValidationError("--radio '\(radio)' is not a radio profile; use one of \(RadioProfile.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            p.radio = RadioParameters(profile: profile)
+        } else {
+            p.radio = RadioParameters(profile: site.simulation.radio ?? .default)
+        }
         guard devices >= 0 else { throw ValidationError("--devices must be 0 or more") }
         p.deviceCount = devices
         guard let d = DurationText.seconds(duration), d > 0 else {
