@@ -143,6 +143,13 @@ public struct RadioParameters: Hashable, Sendable {
     public var receptionP0: Double = 1
     public var receptionD50M: Double = 1e9
     public var receptionWidthM: Double = 1
+    /// Fitted profiles: how much higher the gateways' antennas are than the tags (m), part of the
+    /// 3-D distance (gateways on walls or ceilings, tags carried at chest height).
+    public var antennaHeightM: Double = 0
+    /// Fitted profiles: extra loss (dB) when the gateway is not anchored at the device's room,
+    /// taken as the region whose position is nearest on its floor (a wall in between). Zero for
+    /// an open space (site `simulation: { walls: false }`).
+    public var wallLossDB: Double = 0
 
     public init() {}
 

@@ -4,7 +4,9 @@
 Reads the raw dataset files (anchors.csv and calibration/calibration_df.csv of the Kolakowski BLE RSS
 dataset, M. Kolakowski, Sensors 21(18):6270, 2021, CC BY 4.0) and fits, on the CALIBRATION run only:
 
-  1. path loss     RSSI = P1m - 10 n log10(d)   (least squares, 3-D distance, tag 1.3 m high)
+  1. path loss     RSSI = P1m - 10 n log10(d) - W [anchor in another room]   (least squares, 3-D
+                   distance, tag 1.3 m high; the tag's room is the room whose centre is nearest, as
+                   the simulator decides it from the regions' positions; W is the wall loss)
   2. per-receiver  each anchor's mean residual; their standard deviation is the offset spread
   3. residuals     quantiles after removing the per-anchor offsets, and a Student-t fit (MLE over nu)
   4. correlation   of residuals between readings of the same anchor, against distance moved (robot
@@ -25,6 +27,10 @@ import json
 import math
 import os
 import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kolakowski"))
+from convert import ROOMS, room_of  # noqa: E402  (the room table of the flat, one place)
 
 TAG_HEIGHT_M = 1.3  # the tag's mount on the robot (dataset description)
 QUANTILES = [0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99]
@@ -79,12 +85,52 @@ def distance(anchor, row):
     return math.sqrt((row["x"] - ax) ** 2 + (row["y"] - ay) ** 2 + (TAG_HEIGHT_M - az) ** 2)
 
 
+CENTRES = {name: ((x0 + x1) / 2, (y0 + y1) / 2) for name, (x0, y0, x1, y1) in ROOMS.items()}
+
+
+def nearest_room(x, y):
+    """The room whose centre is nearest: the simulator's notion of the room a device is in (it
+    knows only the regions' positions, which are the room centres in kolakowski-flat.yaml)."""
+    return min(CENTRES, key=lambda n: math.hypot(CENTRES[n][0] - x, CENTRES[n][1] - y))
+
+
+def other_room(anchors, k, row):
+    ax, ay, _ = anchors[k]
+    return 1.0 if room_of(ax, ay) != nearest_room(row["x"], row["y"]) else 0.0
+
+
+def solve3(A, B):
+    M = [A[i] + [B[i]] for i in range(3)]
+    for i in range(3):
+        piv = M[i][i]
+        M[i] = [v / piv for v in M[i]]
+        for k in range(3):
+            if k != i:
+                f = M[k][i]
+                M[k] = [a - f * b for a, b in zip(M[k], M[i])]
+    return [M[i][3] for i in range(3)]
+
+
 def fit_path_loss(anchors, rows):
+    """Least squares RSSI = P1m - 10 n log10(d) - W other_room; returns (P1m, n, W)."""
+    X, Y = [], []
+    for r in rows:
+        for k, v in r["rssi"].items():
+            X.append((1.0, math.log10(max(distance(anchors[k], r), 0.1)), other_room(anchors, k, r)))
+            Y.append(v)
+    A = [[sum(x[i] * x[j] for x in X) for j in range(3)] for i in range(3)]
+    B = [sum(x[i] * y for x, y in zip(X, Y)) for i in range(3)]
+    a, b, c = solve3(A, B)
+    return a, -b / 10, -c
+
+
+def fit_path_loss_distance_only(anchors, rows):
     pts = [(math.log10(max(distance(anchors[k], r), 0.1)), v) for r in rows for k, v in r["rssi"].items()]
     mx = mean([p[0] for p in pts])
     my = mean([p[1] for p in pts])
     slope = sum((p[0] - mx) * (p[1] - my) for p in pts) / sum((p[0] - mx) ** 2 for p in pts)
-    return my - slope * mx, -slope / 10
+    resid = [p[1] - (my + slope * (p[0] - mx)) for p in pts]
+    return my - slope * mx, -slope / 10, math.sqrt(mean([v * v for v in resid]))
 
 
 def student_t_logpdf(x, nu, scale):
@@ -304,8 +350,9 @@ def main():
     a = p.parse_args()
 
     anchors, rows = load(a.dataset, "calibration/calibration_df.csv")
-    p1m, n = fit_path_loss(anchors, rows)
-    raw = {(i, k): v - (p1m - 10 * n * math.log10(max(distance(anchors[k], r), 0.1)))
+    p1m, n, wall = fit_path_loss(anchors, rows)
+    p1m_d, n_d, sd_d = fit_path_loss_distance_only(anchors, rows)
+    raw = {(i, k): v - (p1m - 10 * n * math.log10(max(distance(anchors[k], r), 0.1)) - wall * other_room(anchors, k, r))
            for i, r in enumerate(rows) for k, v in r["rssi"].items()}
     offsets = {k: mean([v for (i, kk), v in raw.items() if kk == k]) for k in anchors}
     offset_sd = math.sqrt(mean([o * o for o in offsets.values()]))
@@ -330,7 +377,10 @@ def main():
         "source": "Kolakowski BLE RSS dataset, calibration/calibration_df.csv (calibration run only)",
         "rows": len(rows),
         "readings": len(residual),
-        "path_loss": {"p1m_dbm": round(p1m, 2), "exponent": round(n, 3), "tag_height_m": TAG_HEIGHT_M},
+        "path_loss": {"p1m_dbm": round(p1m, 2), "exponent": round(n, 3), "wall_loss_db": round(wall, 2),
+                      "tag_height_m": TAG_HEIGHT_M,
+                      "room": "nearest room centre (the simulator's nearest region)"},
+        "path_loss_distance_only": {"p1m_dbm": round(p1m_d, 2), "exponent": round(n_d, 3), "residual_sd_db": round(sd_d, 2)},
         "receiver_offsets_db": {k: round(v, 2) for k, v in offsets.items()},
         "receiver_offset_sd_db": round(offset_sd, 2),
         "residual_sd_db": round(sigma, 2),
@@ -360,9 +410,12 @@ def main():
 
     if a.figures:
         os.makedirs(a.figures, exist_ok=True)
-        pl = Plot("Path loss, calibration run", "distance (m, log scale: log10)", "RSSI (dBm)", (-0.2, 1.0), (-100, -30))
-        pl.points([(math.log10(max(distance(anchors[k], r), 0.1)), v) for r in rows for k, v in r["rssi"].items()])
-        pl.line([(x / 100, p1m - 10 * n * x / 100) for x in range(-20, 101)], label=f"P1m {p1m:.1f} dBm, n {n:.2f}")
+        pl = Plot("Path loss, calibration run (blue: same room, orange: through a wall)", "log10 distance (m)", "RSSI (dBm)", (-0.2, 1.0), (-100, -30))
+        pl.points([(math.log10(max(distance(anchors[k], r), 0.1)), v) for r in rows for k, v in r["rssi"].items() if not other_room(anchors, k, r)])
+        pl.points([(math.log10(max(distance(anchors[k], r), 0.1)), v) for r in rows for k, v in r["rssi"].items() if other_room(anchors, k, r)], color="#ff7f0e")
+        pl.line([(x / 100, p1m - 10 * n * x / 100) for x in range(-20, 101)], label=f"same room: P1m {p1m:.1f}, n {n:.2f}")
+        pl.line([(x / 100, p1m - wall - 10 * n * x / 100) for x in range(-20, 101)], color="#8c564b", label=f"other room: {wall:.1f} dB less")
+        pl.line([(x / 100, p1m_d - 10 * n_d * x / 100) for x in range(-20, 101)], color="#888", dash="4 3", label=f"distance only: n {n_d:.2f}")
         open(os.path.join(a.figures, "path-loss.svg"), "w").write(pl.svg())
 
         qs = [i / 200 for i in range(1, 200)]

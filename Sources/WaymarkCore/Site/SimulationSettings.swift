@@ -19,6 +19,12 @@ public enum RadioProfile: String, CaseIterable, Hashable, Sendable {
 public struct SimulationSettings: Hashable, Sendable {
     /// nil: the command line's choice, else `RadioProfile.default`.
     public var radio: RadioProfile?
+    /// Whether the regions are separate rooms (walls between them: a gateway anchored elsewhere is
+    /// heard through a wall, see `RadioParameters.wallLossDB`) or one open space. Default true.
+    public var walls: Bool
 
-    public init(radio: RadioProfile? = nil) { self.radio = radio }
+    public init(radio: RadioProfile? = nil, walls: Bool = true) {
+        self.radio = radio
+        self.walls = walls
+    }
 }

@@ -9,11 +9,12 @@ public struct SiteDocument: Decodable, Sendable {
     public var fusion: FusionParameters?
     public var simulation: SimulationEntry?
 
-    /// `simulation: { radio: ideal | indoor | harsh }`.
+    /// `simulation: { radio: ideal | indoor | harsh, walls: true | false }`.
     public struct SimulationEntry: Decodable, Sendable {
         public var radio: String?
+        public var walls: Bool?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case radio }
+        enum CodingKeys: String, CodingKey, CaseIterable { case radio, walls }
     }
 
     public struct GatewayEntry: Decodable, Sendable {

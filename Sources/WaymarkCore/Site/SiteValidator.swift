@@ -136,7 +136,7 @@ public enum SiteValidator {
         for (key, message) in fusion.problems() { error("fusion.\(key)", message) }
 
         // simulation
-        var simulation = SimulationSettings()
+        var simulation = SimulationSettings(walls: doc.simulation?.walls ?? true)
         if let name = doc.simulation?.radio {
             if let profile = RadioProfile(rawValue: name) { simulation.radio = profile } else {
                 let known = RadioProfile.allCases.map(\.rawValue).joined(separator: ", ")

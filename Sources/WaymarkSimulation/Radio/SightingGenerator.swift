@@ -41,6 +41,8 @@ public struct SightingGenerator: Sendable {
     /// Fitted profiles: where the device was when each link's shadowing was last drawn.
     private var shadowX: [Double]
     private var shadowY: [Double]
+    /// Fitted profiles with walls: for each gateway, whether region r is anchored at it.
+    private let gatewayInRegion: [[Bool]]
     /// Sightings generated but not yet safe to emit because a skewed clock may still produce
     /// earlier reported times.
     private var pending: [SimulatedSighting] = []
@@ -70,6 +72,10 @@ public struct SightingGenerator: Sendable {
         shadowTime = Array(repeating: -.infinity, count: links)
         shadowX = Array(repeating: 0, count: links)
         shadowY = Array(repeating: 0, count: links)
+        let site = scenario.site
+        gatewayInRegion = site.gateways.indices.map { g in
+            site.regions.indices.map { site.regionsByGateway[g].contains($0) }
+        }
         emitLag = max(0, -(scenario.clockSkewS.min() ?? 0))
     }
 
@@ -170,11 +176,23 @@ public struct SightingGenerator: Sendable {
         let fadeP = radio.deepFadeProbability, fadeMean = radio.deepFadeMeanDB
         var t = nextAdvert[d]
         var rng = rngs[d]
+        let regions = scenario.site.regions
+        let walls = radio.wallLossDB
         while t < b && t <= traj.departure {
             let here = traj.location(at: t, cursor: &cursors[d])
+            // The device's room: the region nearest on its floor.
+            var room = -1
+            if walls != 0 {
+                var best = Double.infinity
+                for (r, region) in regions.enumerated() where region.floor == here.floor {
+                    let rx = region.position.x - here.position.x, ry = region.position.y - here.position.y
+                    let d2 = rx * rx + ry * ry
+                    if d2 < best { best = d2; room = r }
+                }
+            }
             for g in candidates {
                 let gw = gateways[g]
-                let dz = Double(here.floor - gw.floor) * radio.floorHeightM
+                let dz = Double(here.floor - gw.floor) * radio.floorHeightM - radio.antennaHeightM
                 let dx = here.position.x - gw.position.x, dy = here.position.y - gw.position.y
                 let dist2 = dx * dx + dy * dy + dz * dz
                 if dist2 > range2 { continue }
@@ -202,7 +220,8 @@ public struct SightingGenerator: Sendable {
                 let mean = model.meanRSSI(
                     p1m: dev.measuredPowerDBm, distanceM: dist,
                     floors: abs(here.floor - gw.floor), gatewayBiasDB: scenario.gatewayBiasDB[g])
-                let rssi = (mean + s + fading).rounded()
+                let wall = walls != 0 && (room < 0 || !gatewayInRegion[g][room]) ? walls : 0
+                let rssi = (mean - wall + s + fading).rounded()
                 if rssi < radio.sensitivityDBm { continue }
                 pending.append(SimulatedSighting(
                     time: t + scenario.clockSkewS[g], device: Int32(d), gateway: Int32(g), rssi: Int16(max(rssi, -127))))

@@ -149,9 +149,9 @@ struct SimulateCommand: ParsableCommand {
             guard let profile = RadioProfile(rawValue: radio) else {
                 throw ValidationError("--radio '\(radio)' is not a radio profile; use one of \(RadioProfile.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            p.radio = RadioParameters(profile: profile)
+            p.radio = RadioParameters(profile: profile, site: site)
         } else {
-            p.radio = RadioParameters(profile: site.simulation.radio ?? .default)
+            p.radio = RadioParameters(profile: site.simulation.radio ?? .default, site: site)
         }
         guard devices >= 0 else { throw ValidationError("--devices must be 0 or more") }
         p.deviceCount = devices
