@@ -39,7 +39,7 @@ public struct RadioValidation: Sendable {
     public let exponent: Double
     public let wallLossDB: Double
     public var profile: RadioProfile = .indoor
-    public var seeds: [UInt64] = Array(1...10)
+    public var seeds: [UInt64] = Array(1...20)
 
     /// Loads the geometry site, the anchors' heights from the dataset and the fit.
     public init(repository: String, work: String, kolakowski: String) throws {

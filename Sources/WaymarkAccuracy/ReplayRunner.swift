@@ -32,7 +32,7 @@ public struct ReplayRunner: Sendable {
     /// Runs a program to completion with its standard error (and output) in `log`; throws unless
     /// it exits with status 0.
     static func run(_ program: String, _ arguments: [String], log: String) throws {
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: log) else { throw AccuracyError("\(log): cannot create the log file") }
         defer { try? handle.close() }
         let process = Process()
