@@ -1,6 +1,6 @@
 import Foundation
 public import WaymarkCore
-public import WaymarkSimulation
+import WaymarkSimulation
 
 /// Same-geometry validation of a radio profile (docs/radio-model.md): the simulator drives the
 /// Kolakowski robot's true path through the Kolakowski flat (deploy/examples/kolakowski-flat.yaml)

@@ -52,6 +52,9 @@ struct AccuracySuiteTests {
             let site = try SiteLoader.load(path: "\(work)/\(name).geometry.yaml").site
             #expect(site.fusion == FusionParameters(), "\(name)")
         }
+        let json = try JSONSerialization.jsonObject(with: Data(AccuracySuite.json(rows).utf8)) as? [[String: Any]]
+        #expect(json?.count == rows.count)
+        #expect((json?.first?["waymark"] as? [String: Any])?["exact"] is Double)
         let table = AccuracySuite.table(rows)
         #expect(table.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == rows.count + 1)
     }

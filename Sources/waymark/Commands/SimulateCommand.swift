@@ -16,6 +16,9 @@ struct SimulateCommand: ParsableCommand {
         {"type":"truth","device","region","entered","exited"} line per true visit (within radius_m of the \
         region's position, nearest region when several) and one {"type":"presence",…} line per device \
         (when it was in the venue). The same seed and options always give the same files.
+        The radio (--radio): indoor (the default unless the site's simulation.radio says otherwise) is \
+        fitted to a real recording, with walls between regions unless the site sets simulation.walls: \
+        false; ideal is the original, kinder model; harsh a crowded venue. See docs/radio-model.md.
         Durations: 90s, 30m, 2h, 1h30m or seconds.
 
         With --publish mqtt://HOST:PORT the simulator also acts as the site's gateways: it publishes \
