@@ -82,6 +82,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
+            name: "WaymarkAccuracy",
+            dependencies: ["WaymarkCore", "WaymarkSimulation", "WaymarkConfig", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+        .target(
             name: "WaymarkReports",
             dependencies: ["WaymarkCore", "WaymarkPostgres"],
             swiftSettings: strict),
@@ -114,7 +118,8 @@ let package = Package(
         .executableTarget(
             name: "waymark-bench",
             dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
-                           "WaymarkPostgres", "WaymarkReports", "WaymarkAggregator", "WaymarkMQTT", "WaymarkEdge", "WaymarkService"],
+                           "WaymarkPostgres", "WaymarkReports", "WaymarkAggregator", "WaymarkMQTT", "WaymarkEdge", "WaymarkService",
+                           "WaymarkAccuracy"],
             path: "Benchmarks/waymark-bench",
             swiftSettings: strict),
 
@@ -123,6 +128,7 @@ let package = Package(
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
         .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
         .testTarget(name: "WaymarkAggregatorTests", dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService"]),
         .testTarget(

@@ -1,5 +1,5 @@
 // Benchmarks print figures; they never assert. Run: swift run -c release waymark-bench NAME
-// (NAME from the table below, or `all`). To add one: write `enum XBenchmark { static func run() }`
+// (NAME from the table below, or `all`; accuracy and radio-validate take options, see AccuracyBenchmark). To add one: write `enum XBenchmark { static func run() }`
 // in its own file and add a line to the table.
 
 let benchmarks: [(name: String, run: () -> Void)] = [
@@ -10,6 +10,8 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("aggregator", AggregatorBenchmark.run),
     ("aggregator-core", AggregatorCoreBenchmark.run),
     ("edge", EdgeBenchmark.run),
+    ("accuracy", AccuracyBenchmark.run),
+    ("radio-validate", AccuracyBenchmark.validate),
 ]
 
 let name = CommandLine.arguments.dropFirst().first

@@ -1,3 +1,5 @@
+public import WaymarkCore
+
 /// Everything a simulation run depends on besides the site: the period, the devices, how they move,
 /// the radio physics and the faults to inject. Two runs with equal parameters and site produce
 /// identical sightings and truth.
@@ -97,7 +99,15 @@ public enum ArrivalProfile: Hashable, Sendable {
 /// On top: AR(1) log-normal shadowing per (device, gateway) with standard deviation
 /// `shadowingSigmaDB` and correlation time `shadowingCorrelationS`, independent per-packet fading
 /// `packetJitterDB`, random packet loss, and a cut-off below `sensitivityDBm`.
+///
+/// That is the `ideal` profile (`RadioParameters()`). The fitted profiles (`RadioParameters(profile:)`; docs/radio-model.md) generate differently: the shadowing also decorrelates
+/// with the distance the device moved (`shadowingCorrelationM`), fading adds deep fades
+/// (`deepFadeProbability`, `deepFadeMeanDB`), and reception falls with distance
+/// (`receptionP0`, `receptionD50M`, `receptionWidthM`) on top of `packetLoss`.
 public struct RadioParameters: Hashable, Sendable {
+    /// Which generator: `.ideal` is the original model, byte for byte; the others use the fields
+    /// documented as "fitted profiles" below.
+    public var profile: RadioProfile = .ideal
     public var pathLossExponent: Double = 2.5
     /// Advertised measured power at 1 m (the iBeacon tx byte), dBm.
     public var advertisedPowerDBm: Double = -59
@@ -120,6 +130,26 @@ public struct RadioParameters: Hashable, Sendable {
     /// Extra loss per storey between device and gateway (dB) and storey height (m).
     public var floorLossDB: Double = 15
     public var floorHeightM: Double = 4
+
+    /// Fitted profiles: correlation distance L of the shadowing; between two readings of a link
+    /// the correlation is exp(−Δt/τ − Δs/L) for Δs metres moved (m).
+    public var shadowingCorrelationM: Double = .infinity
+    /// Fitted profiles: probability that a reading carries a deep fade, an extra loss drawn from an
+    /// exponential distribution with mean `deepFadeMeanDB` (the fading is re-centred to mean 0).
+    public var deepFadeProbability: Double = 0
+    public var deepFadeMeanDB: Double = 0
+    /// Fitted profiles: probability that a gateway receives an advert at distance d (m),
+    /// `receptionP0 / (1 + exp((d − receptionD50M) / receptionWidthM))`.
+    public var receptionP0: Double = 1
+    public var receptionD50M: Double = 1e9
+    public var receptionWidthM: Double = 1
+    /// Fitted profiles: how much higher the gateways' antennas are than the tags (m), part of the
+    /// 3-D distance (gateways on walls or ceilings, tags carried at chest height).
+    public var antennaHeightM: Double = 0
+    /// Fitted profiles: extra loss (dB) when the gateway is not anchored at the device's room,
+    /// taken as the region whose position is nearest on its floor (a wall in between). Zero for
+    /// an open space (site `simulation: { walls: false }`).
+    public var wallLossDB: Double = 0
 
     public init() {}
 

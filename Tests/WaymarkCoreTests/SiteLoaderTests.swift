@@ -101,6 +101,23 @@ import WaymarkCore
         #expect(e.first?.message.contains("did you mean 'exit_delay_s'") == true)
     }
 
+    @Test func simulationSectionChoosesTheRadioProfileAndWalls() throws {
+        let (site, _) = try SiteLoader.parse(yaml: Self.exampleYAML + "\nsimulation:\n  radio: harsh\n  walls: false\n")
+        #expect(site.simulation.radio == .harsh)
+        #expect(!site.simulation.walls)
+        let (plain, _) = try SiteLoader.parse(yaml: Self.exampleYAML)
+        #expect(plain.simulation.radio == nil && plain.simulation.walls)
+    }
+
+    @Test func unknownRadioProfileNamesTheFieldAndTheChoices() {
+        let e = errors(Self.exampleYAML + "\nsimulation:\n  radio: outdoor\n")
+        #expect(e.map(\.path) == ["simulation.radio"])
+        #expect(e.first?.message.contains("unknown radio profile 'outdoor'; use one of ideal, indoor, harsh") == true)
+        let typo = errors(Self.exampleYAML + "\nsimulation:\n  radios: indoor\n")
+        #expect(typo.map(\.path) == ["simulation.radios"])
+        #expect(typo.first?.message.contains("did you mean 'radio'") == true)
+    }
+
     @Test func typeErrorsNameTheField() {
         let yaml = Self.exampleYAML.replacingOccurrences(of: "radius_m: 6.0", with: "radius_m: wide")
         let e = errors(yaml)

@@ -8,6 +8,8 @@ public struct Site: Sendable {
     public let edges: [RegionEdge]
     public let tracking: TrackingRules
     public let fusion: FusionParameters
+    /// Defaults for `waymark simulate` (the `simulation:` section).
+    public let simulation: SimulationSettings
     public let graph: BeaconGraph
 
     private let gatewayIndexByID: [String: Int]
@@ -16,13 +18,14 @@ public struct Site: Sendable {
     public let regionsByGateway: [[Int]]
 
     init(id: String, gateways: [Gateway], regions: [Region], edges: [RegionEdge],
-         tracking: TrackingRules, fusion: FusionParameters) {
+         tracking: TrackingRules, fusion: FusionParameters, simulation: SimulationSettings = .init()) {
         self.id = id
         self.gateways = gateways
         self.regions = regions
         self.edges = edges
         self.tracking = tracking
         self.fusion = fusion
+        self.simulation = simulation
         var g: [String: Int] = [:]
         for (i, gw) in gateways.enumerated() { g[gw.id] = i }
         var r: [String: Int] = [:]

@@ -7,6 +7,15 @@ public struct SiteDocument: Decodable, Sendable {
     public var edges: [EdgeEntry]?
     public var tracking: TrackingEntry?
     public var fusion: FusionParameters?
+    public var simulation: SimulationEntry?
+
+    /// `simulation: { radio: ideal | indoor | harsh, walls: true | false }`.
+    public struct SimulationEntry: Decodable, Sendable {
+        public var radio: String?
+        public var walls: Bool?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case radio, walls }
+    }
 
     public struct GatewayEntry: Decodable, Sendable {
         public var id: String?
@@ -97,7 +106,7 @@ public struct SiteDocument: Decodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case site, gateways, regions, edges, tracking, fusion
+        case site, gateways, regions, edges, tracking, fusion, simulation
     }
 
     /// Allowed keys per mapping in the file, for the loader's unknown-key check. The key of the
@@ -111,5 +120,6 @@ public struct SiteDocument: Decodable, Sendable {
         "tracking": TrackingEntry.CodingKeys.allCases.map(\.rawValue),
         "tracking.ibeacons[]": IBeaconEntry.CodingKeys.allCases.map(\.rawValue),
         "fusion": FusionParameters.keys,
+        "simulation": SimulationEntry.CodingKeys.allCases.map(\.rawValue),
     ]
 }

@@ -135,7 +135,17 @@ public enum SiteValidator {
         let fusion = doc.fusion ?? FusionParameters()
         for (key, message) in fusion.problems() { error("fusion.\(key)", message) }
 
-        let site = Site(id: siteID, gateways: gateways, regions: regions, edges: edges, tracking: tracking, fusion: fusion)
+        // simulation
+        var simulation = SimulationSettings(walls: doc.simulation?.walls ?? true)
+        if let name = doc.simulation?.radio {
+            if let profile = RadioProfile(rawValue: name) { simulation.radio = profile } else {
+                let known = RadioProfile.allCases.map(\.rawValue).joined(separator: ", ")
+                error("simulation.radio", "unknown radio profile '\(name)'; use one of \(known) (see docs/radio-model.md)")
+            }
+        }
+
+        let site = Site(id: siteID, gateways: gateways, regions: regions, edges: edges, tracking: tracking, fusion: fusion,
+                        simulation: simulation)
 
         // graph connectivity (a warning: a venue may have separate wings on purpose)
         if !regions.isEmpty && diags.allSatisfy({ $0.severity != .error }) {

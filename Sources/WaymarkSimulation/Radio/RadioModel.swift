@@ -32,6 +32,26 @@ public struct RadioModel: Sendable {
         return pow(10, headroom / (10 * parameters.pathLossExponent))
     }
 
+    /// Fitted profiles: one step of the shadowing as a Gauss–Markov process in time and in
+    /// distance moved (correlation exp(−dt/τ − moved/L)), stationary standard deviation
+    /// `shadowingSigmaDB`.
+    @inline(__always)
+    public func shadowingStep(_ previous: Double, dt: Double, moved: Double, normal: Double) -> Double {
+        let sigma = parameters.shadowingSigmaDB
+        let tau = parameters.shadowingCorrelationS
+        let length = parameters.shadowingCorrelationM
+        let exponent = (tau > 0 ? dt / tau : .infinity) + (length > 0 ? moved / length : .infinity)
+        let rho = exp(-exponent)
+        return rho * previous + sigma * (1 - rho * rho).squareRoot() * normal
+    }
+
+    /// Fitted profiles: probability that a gateway `distanceM` away receives an advert.
+    @inline(__always)
+    public func receptionProbability(distanceM: Double) -> Double {
+        let p = parameters
+        return (1 - p.packetLoss) * p.receptionP0 / (1 + exp((distanceM - p.receptionD50M) / p.receptionWidthM))
+    }
+
     /// One AR(1) step of the shadowing over `dt` seconds: an Ornstein–Uhlenbeck process sampled
     /// exactly, so its stationary standard deviation is `shadowingSigmaDB` whatever the gaps.
     @inline(__always)

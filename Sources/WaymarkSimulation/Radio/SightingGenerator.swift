@@ -38,6 +38,11 @@ public struct SightingGenerator: Sendable {
     /// Per (device, gateway) link: shadowing value and the time it was last drawn (−∞: never).
     private var shadow: [Double]
     private var shadowTime: [Double]
+    /// Fitted profiles: where the device was when each link's shadowing was last drawn.
+    private var shadowX: [Double]
+    private var shadowY: [Double]
+    /// Fitted profiles with walls: for each gateway, whether region r is anchored at it.
+    private let gatewayInRegion: [[Bool]]
     /// Sightings generated but not yet safe to emit because a skewed clock may still produce
     /// earlier reported times.
     private var pending: [SimulatedSighting] = []
@@ -65,6 +70,12 @@ public struct SightingGenerator: Sendable {
         let links = scenario.devices.count * scenario.site.gateways.count
         shadow = Array(repeating: 0, count: links)
         shadowTime = Array(repeating: -.infinity, count: links)
+        shadowX = Array(repeating: 0, count: links)
+        shadowY = Array(repeating: 0, count: links)
+        let site = scenario.site
+        gatewayInRegion = site.gateways.indices.map { g in
+            site.regions.indices.map { site.regionsByGateway[g].contains($0) }
+        }
         emitLag = max(0, -(scenario.clockSkewS.min() ?? 0))
     }
 
@@ -80,8 +91,9 @@ public struct SightingGenerator: Sendable {
         let end = scenario.parameters.end
         let a = chunkStart
         let b = min(a + chunkS, end)
+        let ideal = scenario.parameters.radio.profile == .ideal
         for d in scenario.devices.indices {
-            generate(device: d, from: a, to: b)
+            if ideal { generate(device: d, from: a, to: b) } else { generateFitted(device: d, from: a, to: b) }
         }
         chunkStart = b
         pending.sort { ($0.time, $0.gateway, $0.device) < ($1.time, $1.gateway, $1.device) }
@@ -135,6 +147,81 @@ public struct SightingGenerator: Sendable {
                     p1m: dev.measuredPowerDBm, distanceM: dist2.squareRoot(),
                     floors: abs(here.floor - gw.floor), gatewayBiasDB: scenario.gatewayBiasDB[g])
                 let rssi = (mean + s + radio.packetJitterDB * rng.gaussian()).rounded()
+                if rssi < radio.sensitivityDBm { continue }
+                pending.append(SimulatedSighting(
+                    time: t + scenario.clockSkewS[g], device: Int32(d), gateway: Int32(g), rssi: Int16(max(rssi, -127))))
+            }
+            t += dev.advertisingInterval + 0.01 * rng.uniform()
+        }
+        nextAdvert[d] = t
+        rngs[d] = rng
+    }
+
+    /// The fitted profiles' generator (`RadioParameters(profile:)`): reception falls with
+    /// distance, the shadowing decorrelates with distance moved as well as time, and fading adds
+    /// deep fades. Same candidates, outages, clock skew and advert timing as `generate`.
+    private mutating func generateFitted(device d: Int, from a: Double, to b: Double) {
+        let dev = scenario.devices[d]
+        let traj = dev.trajectory
+        guard traj.departure >= a, traj.arrival < b else { return }
+        let gateways = scenario.site.gateways
+        let radio = scenario.parameters.radio
+        let start = traj.location(at: max(a, traj.arrival), cursor: &cursors[d])
+        let reach = rangeM + chunkS * 3
+        let candidates = gateways.indices.filter { g in
+            model.distance(start.position, floor: start.floor, gateways[g].position, floor: gateways[g].floor) <= reach
+        }
+        let base = d * gateways.count
+        let range2 = rangeM * rangeM
+        let fadeP = radio.deepFadeProbability, fadeMean = radio.deepFadeMeanDB
+        var t = nextAdvert[d]
+        var rng = rngs[d]
+        let regions = scenario.site.regions
+        let walls = radio.wallLossDB
+        while t < b && t <= traj.departure {
+            let here = traj.location(at: t, cursor: &cursors[d])
+            // The device's room: the region nearest on its floor.
+            var room = -1
+            if walls != 0 {
+                var best = Double.infinity
+                for (r, region) in regions.enumerated() where region.floor == here.floor {
+                    let rx = region.position.x - here.position.x, ry = region.position.y - here.position.y
+                    let d2 = rx * rx + ry * ry
+                    if d2 < best { best = d2; room = r }
+                }
+            }
+            for g in candidates {
+                let gw = gateways[g]
+                let dz = Double(here.floor - gw.floor) * radio.floorHeightM - radio.antennaHeightM
+                let dx = here.position.x - gw.position.x, dy = here.position.y - gw.position.y
+                let dist2 = dx * dx + dy * dy + dz * dz
+                if dist2 > range2 { continue }
+                let dist = dist2.squareRoot()
+                if !rng.chance(model.receptionProbability(distanceM: dist)) { continue }
+                if !scenario.outages[g].isEmpty && scenario.outages[g].contains(where: { $0.contains(t) }) { continue }
+                let link = base + g
+                let s: Double
+                if shadowTime[link] == -.infinity {
+                    s = radio.shadowingSigmaDB * rng.gaussian()
+                } else {
+                    let mx = here.position.x - shadowX[link], my = here.position.y - shadowY[link]
+                    s = model.shadowingStep(shadow[link], dt: t - shadowTime[link], moved: (mx * mx + my * my).squareRoot(),
+                                            normal: rng.gaussian())
+                }
+                shadow[link] = s
+                shadowTime[link] = t
+                shadowX[link] = here.position.x
+                shadowY[link] = here.position.y
+                var fading = radio.packetJitterDB * rng.gaussian()
+                if fadeP > 0 {
+                    fading += fadeP * fadeMean
+                    if rng.chance(fadeP) { fading -= rng.exponential(mean: fadeMean) }
+                }
+                let mean = model.meanRSSI(
+                    p1m: dev.measuredPowerDBm, distanceM: dist,
+                    floors: abs(here.floor - gw.floor), gatewayBiasDB: scenario.gatewayBiasDB[g])
+                let wall = walls != 0 && (room < 0 || !gatewayInRegion[g][room]) ? walls : 0
+                let rssi = (mean - wall + s + fading).rounded()
                 if rssi < radio.sensitivityDBm { continue }
                 pending.append(SimulatedSighting(
                     time: t + scenario.clockSkewS[g], device: Int32(d), gateway: Int32(g), rssi: Int16(max(rssi, -127))))

@@ -16,6 +16,9 @@ struct SimulateCommand: ParsableCommand {
         {"type":"truth","device","region","entered","exited"} line per true visit (within radius_m of the \
         region's position, nearest region when several) and one {"type":"presence",…} line per device \
         (when it was in the venue). The same seed and options always give the same files.
+        The radio (--radio): indoor (the default unless the site's simulation.radio says otherwise) is \
+        fitted to a real recording, with walls between regions unless the site sets simulation.walls: \
+        false; ideal is the original, kinder model; harsh a crowded venue. See docs/radio-model.md.
         Durations: 90s, 30m, 2h, 1h30m or seconds.
 
         With --publish mqtt://HOST:PORT the simulator also acts as the site's gateways: it publishes \
@@ -43,6 +46,8 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Median dwell at a destination (duration).") var dwellMedian: String?
     @Option(help: "Mean number of destinations per visit.") var meanStops: Double?
 
+    @Option(help: "Radio profile: ideal (the original, kind model), indoor (fitted to a real recording; the default) or harsh (a crowded venue). Default: the site's simulation.radio, else indoor. The options below adjust the chosen profile. See docs/radio-model.md.")
+    var radio: String?
     @Option(help: "Path-loss exponent of the simulated radio.") var pathLossExponent: Double?
     @Option(help: "Shadowing standard deviation (dB).") var shadowingSigma: Double?
     @Option(help: "Shadowing correlation time (s).") var shadowingCorrelation: Double?
@@ -68,7 +73,7 @@ struct SimulateCommand: ParsableCommand {
 
     func run() throws {
         let loaded = try loadSiteOrExit(site)
-        var parameters = try makeParameters()
+        var parameters = try makeParameters(site: loaded)
         if let publish {
             guard batches == nil else { throw ValidationError("--batches and --publish cannot be combined; run them separately") }
             guard speedup >= 0, speedup.isFinite else { throw ValidationError("--speedup must be 0 (as fast as possible) or more") }
@@ -141,8 +146,16 @@ struct SimulateCommand: ParsableCommand {
         }
     }
 
-    func makeParameters() throws -> SimulationParameters {
+    func makeParameters(site: Site) throws -> SimulationParameters {
         var p = SimulationParameters()
+        if let radio {
+            guard let profile = RadioProfile(rawValue: radio) else {
+                throw ValidationError("--radio '\(radio)' is not a radio profile; use one of \(RadioProfile.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            p.radio = RadioParameters(profile: profile, site: site)
+        } else {
+            p.radio = RadioParameters(profile: site.simulation.radio ?? .default, site: site)
+        }
         guard devices >= 0 else { throw ValidationError("--devices must be 0 or more") }
         p.deviceCount = devices
         guard let d = DurationText.seconds(duration), d > 0 else {

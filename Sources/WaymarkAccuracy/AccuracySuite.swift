@@ -1,0 +1,124 @@
+import Foundation
+public import WaymarkCore
+public import WaymarkSimulation
+
+/// The accuracy suite (docs/accuracy.md): `waymark replay` with the site's default fusion parameters
+/// on every real recording with ground truth and on the simulated example venues under each radio
+/// profile, each scored next to the naive rule (strongest reading in the last 2 s) by `Evaluator`.
+public struct AccuracySuite: Sendable {
+    public struct Options: Sendable {
+        /// The checkout's root (deploy/examples/, tools/kolakowski/).
+        public var repository: String
+        /// Where generated sites, sightings, truth and replay output go.
+        public var work: String
+        /// The Kolakowski dataset folder (kolakowski-ble-rss-fingerprints-calib2021).
+        public var kolakowski: String
+        /// Short runs of the simulated venues (the test suite's version).
+        public var short = false
+        public var seed: UInt64 = 1
+
+        public init(repository: String, work: String, kolakowski: String, short: Bool = false) {
+            self.repository = repository
+            self.work = work
+            self.kolakowski = kolakowski
+            self.short = short
+        }
+
+        /// Devices and simulated seconds per simulated venue.
+        public var simulatedDevices: Int { short ? 6 : 100 }
+        public var simulatedDurationS: Double { short ? 600 : 3600 }
+    }
+
+    /// One line of the table.
+    public struct Row: Sendable {
+        public var data: String
+        /// `real` or the radio profile of a simulated run.
+        public var radio: String
+        public var devices: Int
+        public var deviceHours: Double
+        public var trueVisits: Int
+        public var waymark: SystemScore
+        public var naive: SystemScore
+    }
+
+    /// The simulated venues: name and site file under the repository.
+    public static let venues: [(name: String, site: String)] = [
+        ("museum", "deploy/examples/museum.yaml"),
+        ("open-hall", "deploy/examples/open-hall.yaml"),
+    ]
+    /// The real recordings: the Kolakowski runs.
+    public static let recordings = ["test-robot", "calibration"]
+
+    public let options: Options
+    public let replay: ReplayRunner
+
+    public init(options: Options, replay: ReplayRunner) {
+        self.options = options
+        self.replay = replay
+    }
+
+    /// Runs every row; `progress` gets one line per row as it starts.
+    public func run(progress: (String) -> Void = { _ in }) throws -> [Row] {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: options.work, withIntermediateDirectories: true)
+        var rows: [Row] = []
+        // Real recordings.
+        let flatPath = options.work + "/kolakowski-flat.geometry.yaml"
+        let flat = try GeometrySite.write(from: options.repository + "/deploy/examples/kolakowski-flat.yaml", to: flatPath)
+        for name in Self.recordings {
+            progress("kolakowski \(name) (real)")
+            let recording = try KolakowskiRecording(name: name, directory: options.work + "/kolakowski",
+                                                    dataset: options.kolakowski, repository: options.repository)
+            let truth = "\(options.work)/kolakowski-\(name).visits.jsonl"
+            try recording.writeVisitTruth(to: truth)
+            rows.append(try score(data: "kolakowski \(name)", radio: "real", site: flat, sitePath: flatPath,
+                                  sightings: recording.sightingsPath, truth: truth, stem: "kolakowski-\(name)"))
+        }
+        // Simulated venues under each radio profile.
+        for venue in Self.venues {
+            let sitePath = "\(options.work)/\(venue.name).geometry.yaml"
+            let site = try GeometrySite.write(from: options.repository + "/" + venue.site, to: sitePath)
+            for profile in RadioProfile.allCases {
+                progress("\(venue.name) \(profile.rawValue) (simulated, \(options.simulatedDevices) devices, \(Int(options.simulatedDurationS)) s)")
+                var p = SimulationParameters()
+                p.deviceCount = options.simulatedDevices
+                p.duration = options.simulatedDurationS
+                p.seed = options.seed
+                p.radio = RadioParameters(profile: profile, site: site)
+                let scenario: Scenario
+                do { scenario = try Scenario(site: site, parameters: p) } catch { throw AccuracyError(error.description) }
+                let stem = "\(venue.name)-\(profile.rawValue)"
+                let sightings = "\(options.work)/\(stem).sightings.jsonl", truth = "\(options.work)/\(stem).truth.jsonl"
+                try SimulationOutput.writeTruth(scenario: scenario, path: truth)
+                _ = try SimulationOutput.writeSightings(scenario: scenario, path: sightings)
+                rows.append(try score(data: venue.name, radio: profile.rawValue, site: site, sitePath: sitePath,
+                                      sightings: sightings, truth: truth, stem: stem))
+                if !options.short { try? fm.removeItem(atPath: sightings) }
+            }
+        }
+        return rows
+    }
+
+    /// Replays `sightings` and scores the output and the naive rule against `truth`.
+    func score(data: String, radio: String, site: Site, sitePath: String, sightings: String, truth: String, stem: String) throws -> Row {
+        let output = "\(options.work)/\(stem).replay.jsonl"
+        try replay.replay(site: sitePath, input: sightings, output: output, log: "\(options.work)/\(stem).replay.log")
+        var reader = EvaluationReader(site: site)
+        do {
+            var truthData = try reader.readTruth(path: truth)
+            let recorded = try reader.readReplayOutput(path: output)
+            let naive = try reader.readNaive(sightingsPath: sightings)
+            if reader.problemCount > 0 {
+                throw AccuracyError("\(stem): \(reader.problemCount) unusable input lines, e.g. \(reader.problems.first ?? "")")
+            }
+            truthData.ensureDevices(reader.devices.count)
+            let evaluator = Evaluator(site: site)
+            return Row(data: data, radio: radio, devices: truthData.presence.filter { !$0.isEmpty }.count,
+                       deviceHours: truthData.deviceHours, trueVisits: truthData.visits.reduce(0) { $0 + $1.count },
+                       waymark: evaluator.score(truth: truthData, run: recorded),
+                       naive: evaluator.score(truth: truthData, run: naive))
+        } catch let e as EvaluationInputError {
+            throw AccuracyError(e.description)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+public import WaymarkCore
+public import WaymarkSimulation
+
+/// A converted run of the Kolakowski BLE RSS dataset (`tools/kolakowski/convert.py`): the real
+/// sightings, and per 1/3-s row the robot's LiDAR position and the room it is in.
+public struct KolakowskiRecording: Sendable {
+    public struct Row: Sendable, Decodable {
+        public var t: Double
+        public var x: Double
+        public var y: Double
+        public var region: String
+    }
+
+    /// `test-robot` or `calibration`.
+    public let name: String
+    public let sightingsPath: String
+    public let rows: [Row]
+    /// The dataset's single tag, as its sightings name it.
+    public static let device = "mac:02-00-00-00-00-01"
+    /// A gap longer than this between rows separates two recording sessions (s).
+    public static let sessionGapS = 2.0
+
+    /// Reads `<directory>/<name>.{sightings,truth}.jsonl`, converting the dataset first when they
+    /// are missing (python3 tools/kolakowski/convert.py; `repository` is the checkout's root).
+    public init(name: String, directory: String, dataset: String, repository: String) throws {
+        self.name = name
+        sightingsPath = "\(directory)/\(name).sightings.jsonl"
+        let truthPath = "\(directory)/\(name).truth.jsonl"
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: sightingsPath) || !fm.fileExists(atPath: truthPath) {
+            guard fm.fileExists(atPath: dataset + "/anchors.csv") else {
+                throw AccuracyError("\(dataset): the Kolakowski dataset is not there (no anchors.csv); "
+                                    + "set WAYMARK_KOLAKOWSKI to the folder kolakowski-ble-rss-fingerprints-calib2021")
+            }
+            try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try ReplayRunner.run("/usr/bin/env", ["python3", repository + "/tools/kolakowski/convert.py", "--dataset", dataset,
+                                                  "--out", directory], log: directory + "/convert.log")
+        }
+        let decoder = JSONDecoder()
+        var rows: [Row] = []
+        try JSONLinesFile.forEachLine(path: truthPath) { line, n in
+            guard !line.isEmpty else { return }
+            do { rows.append(try decoder.decode(Row.self, from: Data(buffer: line))) } catch {
+                throw AccuracyError("\(truthPath):\(n): not a {\"t\",\"x\",\"y\",\"region\"} line; re-run tools/kolakowski/convert.py")
+            }
+        }
+        guard !rows.isEmpty else { throw AccuracyError("\(truthPath): no rows; re-run tools/kolakowski/convert.py") }
+        self.rows = rows
+    }
+
+    /// Sessions as row index ranges (split at gaps longer than `sessionGapS`).
+    public var sessions: [Range<Int>] {
+        var out: [Range<Int>] = []
+        var start = 0
+        for i in 1..<max(rows.count, 1) where rows[i].t - rows[i - 1].t > Self.sessionGapS {
+            out.append(start..<i)
+            start = i
+        }
+        out.append(start..<rows.count)
+        return out
+    }
+
+    /// The per-row room labels as true visits in `waymark simulate --truth` format: each row's room
+    /// holds until the next row (the last row of a session for one row interval), consecutive rows
+    /// in the same room form one visit; one presence line per session.
+    public func writeVisitTruth(to path: String, device: String = KolakowskiRecording.device) throws {
+        var lines: [String] = []
+        func q(_ s: String) -> String { "\"\(s)\"" }
+        for session in sessions {
+            let first = rows[session.lowerBound], last = rows[session.upperBound - 1]
+            let step = session.count > 1 ? (last.t - first.t) / Double(session.count - 1) : 1.0 / 3
+            lines.append("{\"type\":\"presence\",\"device\":\(q(device)),\"entered\":\(first.t),\"exited\":\(last.t + step)}")
+            var i = session.lowerBound
+            while i < session.upperBound {
+                var j = i + 1
+                while j < session.upperBound && rows[j].region == rows[i].region { j += 1 }
+                let exited = j < session.upperBound ? rows[j].t : last.t + step
+                lines.append("{\"type\":\"truth\",\"device\":\(q(device)),\"region\":\(q(rows[i].region)),\"entered\":\(rows[i].t),\"exited\":\(exited)}")
+                i = j
+            }
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// Whether a row lies within `within` seconds of `time`.
+    public func hasRow(near time: Double, within: Double) -> Bool {
+        var lo = 0, hi = rows.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if rows[mid].t < time { lo = mid + 1 } else { hi = mid }
+        }
+        if lo < rows.count && rows[lo].t - time <= within { return true }
+        return lo > 0 && time - rows[lo - 1].t <= within
+    }
+
+    /// The robot's true path as a simulator trajectory (floor 0), one waypoint per row.
+    public var trajectory: Trajectory {
+        Trajectory(waypoints: rows.map { .init(time: $0.t, position: Point(x: $0.x, y: $0.y), floor: 0) })
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import WaymarkAccuracy
+import WaymarkConfig
+import WaymarkCore
+import WaymarkSimulation
+
+/// The accuracy suite's short version over the real Kolakowski recordings (../shared/data, or
+/// $WAYMARK_KOLAKOWSKI) and short simulated runs, replayed by the built `waymark` executable.
+/// Asserts that every row is produced with figures in range, not how good they are.
+@Suite("Accuracy suite", .serialized)
+struct AccuracySuiteTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static var kolakowski: String {
+        ProcessInfo.processInfo.environment["WAYMARK_KOLAKOWSKI"]
+            ?? URL(fileURLWithPath: repository + "/../shared/data/kolakowski-ble-rss-fingerprints-calib2021").standardized.path
+    }
+
+    static func workDirectory(_ name: String) -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-\(name)-\(UUID().uuidString)").path
+        return dir
+    }
+
+    @Test("the short suite produces every row with sane figures, scored with default fusion parameters")
+    func shortSuite() throws {
+        let work = Self.workDirectory("accuracy")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let suite = AccuracySuite(
+            options: .init(repository: Self.repository, work: work, kolakowski: Self.kolakowski, short: true),
+            replay: try ReplayRunner.locate(repository: Self.repository))
+        let rows = try suite.run()
+        let expected = [("kolakowski test-robot", "real"), ("kolakowski calibration", "real")]
+            + AccuracySuite.venues.flatMap { v in RadioProfile.allCases.map { (v.name, $0.rawValue) } }
+        #expect(rows.map(\.data) == expected.map(\.0))
+        #expect(rows.map(\.radio) == expected.map(\.1))
+        for row in rows {
+            #expect(row.devices >= 1 && row.deviceHours > 0 && row.trueVisits > 0, "\(row.data) \(row.radio)")
+            for (system, s) in [("waymark", row.waymark), ("naive", row.naive)] {
+                let label = "\(row.data) \(row.radio) \(system)"
+                #expect(s.scoredSeconds > 0, "\(label): nothing scored")
+                #expect(s.accuracy > 0 && s.accuracy <= 1, "\(label): exact \(s.accuracy)")
+                #expect(s.accuracyWithinHop >= s.accuracy && s.accuracyWithinHop <= 1, "\(label)")
+                #expect((0...1).contains(s.visitPrecision) && (0...1).contains(s.visitRecall), "\(label)")
+                #expect(s.recordedVisits > 0, "\(label): no visits recorded")
+                #expect(s.flapsPerDeviceHour >= 0 && s.flapsPerDeviceHour.isFinite, "\(label)")
+                #expect(s.entryLatencyP50 != nil, "\(label): no entry latency")
+            }
+        }
+        // The sites the suite replays carry no fusion section: the engine's defaults.
+        for name in ["kolakowski-flat", "museum", "open-hall"] {
+            let site = try SiteLoader.load(path: "\(work)/\(name).geometry.yaml").site
+            #expect(site.fusion == FusionParameters(), "\(name)")
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(AccuracySuite.json(rows).utf8)) as? [[String: Any]]
+        #expect(json?.count == rows.count)
+        #expect((json?.first?["waymark"] as? [String: Any])?["exact"] is Double)
+        let table = AccuracySuite.table(rows)
+        #expect(table.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == rows.count + 1)
+    }
+
+    @Test("the same-geometry validation prints both runs; residual quantiles of the indoor radio within 2 dB")
+    func validation() throws {
+        let work = Self.workDirectory("radio-validate")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        var validation = try RadioValidation(repository: Self.repository, work: work, kolakowski: Self.kolakowski)
+        validation.seeds = [1, 2, 3]
+        var results: [RadioValidation.Result] = []
+        for name in AccuracySuite.recordings {
+            let recording = try KolakowskiRecording(name: name, directory: work + "/kolakowski", dataset: Self.kolakowski,
+                                                    repository: Self.repository)
+            results.append(try validation.validate(recording, work: work))
+        }
+        #expect(results.map(\.run) == AccuracySuite.recordings)
+        for r in results {
+            #expect(r.realReadings > 1000 && r.simulatedReadings > 1000, "\(r.run)")
+            #expect(r.realNaive > 0.5 && r.realNaive < 1, "\(r.run)")
+            #expect(r.simulatedNaive.count == 3 && r.simulatedNaive.allSatisfy { $0 > 0.3 && $0 < 1 }, "\(r.run)")
+            #expect(r.worstQuantileGapDB <= RadioValidation.quantileToleranceDB, "\(r.run): \(r.realQuantiles) vs \(r.simulatedQuantiles)")
+        }
+        #expect(RadioValidation.report(results, profile: .indoor, seeds: 3).contains("| test-robot |"))
+    }
+}
