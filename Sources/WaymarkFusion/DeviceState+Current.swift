@@ -1,70 +1,18 @@
 import WaymarkCore
 
-/// The current region (DESIGN.md §3): choice, hysteresis, adjacency, inferred paths, visits,
-/// journeys and monitored-set rotation.
+/// The recorded current region (DESIGN.md §3): entries, moves (with inferred paths), leaves,
+/// visits, journeys and monitored-set rotation. Which region is current is the tracker's smoothed
+/// decision (DeviceState+Track.swift); when the device is in no region, Core Location's region
+/// states decide (no monitored region `inside`).
 extension DeviceState {
-    /// Picks the current region among the inside regions at `t`: fast entry when there is none,
-    /// a switch only for a challenger that leads by the margin for the dwell (stricter when it is
-    /// not adjacent), and a move or a leave when the current region is no longer inside.
-    mutating func evaluateCurrent(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
-        var best = -1, bestRank = Int.max, bestDistance = Double.infinity, cur = -1
-        // The best inside region that is also within its radius now: the only kind of challenger.
-        var near = -1, nearRank = Int.max, nearDistance = Double.infinity
-        for i in slots.indices {
-            if slots[i].region == current { cur = i }
-            guard slots[i].state == .inside else { continue }
-            let (p, d) = proximity(slots[i], at: t, ctx)
-            let distance = d ?? .infinity
-            if p.rank < bestRank || (p.rank == bestRank && distance < bestDistance) {
-                best = i; bestRank = p.rank; bestDistance = distance
-            }
-            if distance <= ctx.regionRadius[Int(slots[i].region)],
-               p.rank < nearRank || (p.rank == nearRank && distance < nearDistance) {
-                near = i; nearRank = p.rank; nearDistance = distance
-            }
-        }
-        if current < 0 {
-            challenger = -1
-            if best >= 0 { enter(slots[best].region, at: t, ctx, into: &out) }
-            return
-        }
-        if cur < 0 || slots[cur].state != .inside {
-            let left = cur >= 0 ? min(slots[cur].lastQualifying, t) : t
-            if best >= 0 {
-                move(to: slots[best].region, since: max(left, min(slots[best].enteredAt, t)), at: t, ctx, into: &out)
-            } else {
-                leave(exitedAt: left, at: t, ctx, into: &out)
-            }
-            return
-        }
-        if ctx.parameters.challengerWithinRadius { best = near; bestDistance = nearDistance }
-        guard best >= 0, best != cur else { challenger = -1; return }
-        let p = ctx.parameters
-        let rival = slots[best].region
-        let adjacent = ctx.isAdjacent(current, rival)
-        let incumbent = proximity(slots[cur], at: t, ctx).1 ?? .infinity
-        let lead = ctx.leadDB(incumbent: incumbent, challenger: bestDistance)
-        guard lead > 0, lead >= (adjacent ? p.switchMarginDB : p.nonadjacentMarginDB) else { challenger = -1; return }
-        if challenger != rival { challenger = rival; challengerSince = t }
-        let dwell = !adjacent ? p.nonadjacentDwellS
-            : lead >= p.strongSwitchMarginDB ? p.strongSwitchDwellS : p.switchDwellS
-        if t - challengerSince >= dwell {
-            // The switch happened when the rival became the only region within its radius (it was
-            // entered and the current one had been left), if that was before its lead began.
-            let alone = max(slots[best].enteredAt, slots[cur].lastQualifying)
-            move(to: rival, since: min(challengerSince, alone), at: t, ctx, into: &out)
-        }
-    }
-
     /// Enters `region` with no current region before.
-    mutating func enter(_ region: Int32, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+    mutating func enter(_ region: Int32, at t: Double, confidence: Float? = nil, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         current = region
         visitEntered = t
-        challenger = -1
         if !journeyActive { journeyStarted = t; journeyRegions.removeAll() }
         appendToJourney(region, ctx)
         outsideSince = .nan
-        out.append(.location(.init(t: t, device: id, region: ctx.regionIDs[Int(region)])))
+        out.append(.location(.init(t: t, device: id, region: ctx.regionIDs[Int(region)], confidence: confidence.map(Double.init))))
         rotate(around: region, at: t, ctx, into: &out)
     }
 
@@ -73,7 +21,6 @@ extension DeviceState {
         guard current >= 0 else { return }
         closeVisit(exited: left, at: t, ctx, into: &out)
         current = -1
-        challenger = -1
         outsideSince = max(left, visitEntered)
         nextDeadline = min(nextDeadline, outsideSince + ctx.parameters.journeyTimeoutS)
         out.append(.location(.init(t: t, device: id, region: nil)))
@@ -85,7 +32,7 @@ extension DeviceState {
     /// between them as inferred visits: the device passed them between leaving the old region (its
     /// last sighting within the radius) and the switch, so the old visit ends there and that gap
     /// is shared equally among the regions in between, in path order.
-    mutating func move(to region: Int32, since: Double, at t: Double, adopting: Link? = nil,
+    mutating func move(to region: Int32, since: Double, at t: Double, adopting: Link? = nil, confidence: Float? = nil,
                        _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let old = current
         let switchTime = max(since, visitEntered)
@@ -111,10 +58,10 @@ extension DeviceState {
                                      to: ctx.regionIDs[Int(region)], inferred: previous != old)))
         current = region
         visitEntered = switchTime
-        challenger = -1
         appendToJourney(region, ctx)
         // The change carries the time it happened (the evidence), not the confirming sighting.
-        out.append(.location(.init(t: switchTime, device: id, region: ctx.regionIDs[Int(region)])))
+        out.append(.location(.init(t: switchTime, device: id, region: ctx.regionIDs[Int(region)],
+                                   confidence: confidence.map(Double.init))))
         rotate(around: region, at: t, ctx, into: &out)
         if let link = adopting { adopt(link, region: region, at: t, ctx, into: &out) }
     }
@@ -146,8 +93,10 @@ extension DeviceState {
                 newLinks.append(linkIndex(of: g).map { links[$0] } ?? Link(gateway: g))
             }
         }
+        let map = target.map { r in slotIndex(of: r) }
         slots = newSlots
         links = newLinks
+        tracker.remap(map)
         nextDeadline = min(nextDeadline, t + ctx.parameters.exitDelayS)
         out.append(.monitored(.init(t: t, device: id, regions: target.map { ctx.regionIDs[Int($0)] })))
     }

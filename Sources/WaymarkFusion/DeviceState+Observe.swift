@@ -10,25 +10,38 @@ struct Reading {
 }
 
 extension DeviceState {
-    /// Applies one reading: timers up to its time, the filter of its gateway, the states of the
-    /// monitored regions it anchors, re-acquisition when it is outside the set, then the current
-    /// region. Returns whether the reading was rejected as an outlier.
-    mutating func observe(_ r: Reading, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
-        if r.time >= nextDeadline { expire(upTo: r.time, ctx, health, into: &out) }
+    /// Applies one reading: timers up to its time, the tracker's previous second when this one
+    /// starts a new second, the filter of its gateway and the states of the monitored regions it
+    /// anchors (Core Location's region state, distance and proximity), re-acquisition when it is
+    /// outside the set, and the tracker's open second. Returns whether the reading was rejected as
+    /// an outlier.
+    mutating func observe(_ r: Reading, _ ctx: FusionContext, _ health: [GatewayHealth], _ calibration: inout VenueCalibration,
+                          into out: inout [FusionOutput]) -> Bool {
+        if r.time >= nextDeadline { expire(upTo: r.time, ctx, health, &calibration, into: &out) }
+        if tracker.hasOpenSecond, r.time.rounded(.down) > Double(tracker.openSecond) {
+            closeSecond(ctx, health, &calibration, into: &out)
+        }
         lastTime = max(lastTime, r.time)
         var rejected = false
+        let pathLoss = ctx.pathLoss(calibration)
+        let offset = ctx.gatewayOffset[Int(r.gateway)] + Double(calibration.appliedOffset(Int(r.gateway)))
+        let power = r.measuredPower + calibration.powerCorrectionDB
         if let li = linkIndex(of: r.gateway) {
             rejected = links[li].filter.update(rssi: r.rssi, weight: r.weight, at: r.time, tuning: ctx.tuning) == .rejected
-            let corrected = Double(links[li].filter.level) + ctx.gatewayOffset[Int(r.gateway)]
-            links[li].distance = Float(ctx.pathLoss.distance(rssi: corrected, measuredPower: r.measuredPower))
+            let corrected = Double(links[li].filter.level) + offset
+            links[li].distance = Float(pathLoss.distance(rssi: corrected, measuredPower: power))
             for region in ctx.gatewayRegions[Int(r.gateway)] {
                 guard let si = slotIndex(of: region) else { continue }
                 updateSlot(si, at: r.time, qualifies: !rejected, ctx, into: &out)
             }
         } else {
-            rejected = observeOutsideSet(r, ctx, health, into: &out)
+            rejected = observeOutsideSet(r, pathLoss: pathLoss, offset: offset, power: power, ctx, health, into: &out)
         }
-        evaluateCurrent(at: r.time, ctx, into: &out)
+        if !slots.isEmpty {
+            tracker.add(gateway: r.gateway, rssi: r.rssi + Float(ctx.gatewayOffset[Int(r.gateway)]), weight: r.weight,
+                        power: r.measuredPower, at: r.time)
+            nextDeadline = min(nextDeadline, Double(tracker.openSecond) + 1)
+        }
         return rejected
     }
 
@@ -62,7 +75,8 @@ extension DeviceState {
     /// as the re-acquisition candidate and rebuilds the set around its region when the device has
     /// no current region, or when it has been heard inside the candidate region — and inside none
     /// of its monitored regions — for `reacquire_s`.
-    mutating func observeOutsideSet(_ r: Reading, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
+    mutating func observeOutsideSet(_ r: Reading, pathLoss: PathLoss, offset: Double, power: Double, _ ctx: FusionContext,
+                                    _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
         guard let region = ctx.gatewayRegions[Int(r.gateway)].first else { return false }
         let staleness = ctx.parameters.stalenessS
         if candidate.gateway != r.gateway {
@@ -75,8 +89,8 @@ extension DeviceState {
             candidateSince = .infinity
         }
         let rejected = candidate.filter.update(rssi: r.rssi, weight: r.weight, at: r.time, tuning: ctx.tuning) == .rejected
-        let corrected = Double(candidate.filter.level) + ctx.gatewayOffset[Int(r.gateway)]
-        let distance = ctx.pathLoss.distance(rssi: corrected, measuredPower: r.measuredPower)
+        let corrected = Double(candidate.filter.level) + offset
+        let distance = pathLoss.distance(rssi: corrected, measuredPower: power)
         candidate.distance = Float(distance)
         guard distance <= ctx.regionRadius[Int(region)] else {
             candidateSince = .infinity
@@ -93,18 +107,23 @@ extension DeviceState {
     }
 
     /// Rebuilds the monitored set around `region`, handing it the candidate's filter, and makes it
-    /// the current region (a jump from the old current region, if any).
+    /// the current region (a jump from the old current region, if any). The tracker starts over
+    /// there: its old set said nothing about this part of the venue.
     mutating func reacquire(region: Int32, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let since = candidateSince.isFinite ? candidateSince : t
         let handed = candidate
         candidate = Link(gateway: -1)
         candidateSince = .infinity
         if current >= 0 {
+            flushPending(at: t, ctx, into: &out)
+        }
+        if current >= 0 && current != region {
             move(to: region, since: since, at: t, adopting: handed, ctx, into: &out)
         } else {
             rotate(around: region, at: t, ctx, into: &out)
             adopt(handed, region: region, at: t, ctx, into: &out)
         }
+        tracker.reset(states: slots.count, on: slotIndex(of: region))
     }
 
     /// Installs a filter carried over from the candidate and updates the region's slot with it.

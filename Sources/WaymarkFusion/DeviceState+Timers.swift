@@ -12,10 +12,17 @@ extension DeviceState {
         return since
     }
 
-    /// Fires every timer due at or before `t`, each with its own time.
-    mutating func expire(upTo t: Double, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) {
+    /// Fires every timer due at or before `t`, each with its own time: the tracker's open second
+    /// once `t` is past it, its pending seconds once the smoothing lag passed without newer
+    /// evidence, exits after `exit_delay_s` (and the leave to no region when the last monitored
+    /// region is left), journey ends.
+    mutating func expire(upTo t: Double, _ ctx: FusionContext, _ health: [GatewayHealth], _ calibration: inout VenueCalibration,
+                         into out: inout [FusionOutput]) {
+        if tracker.hasOpenSecond && Double(tracker.openSecond) + 1 <= t { closeSecond(ctx, health, &calibration, into: &out) }
+        if tracker.pendingCount > 0 && Double(tracker.lastSecond + 1) + Double(ctx.tracker.lag) <= t {
+            flushPending(at: lastTime, ctx, into: &out)
+        }
         let exitDelay = ctx.parameters.exitDelayS
-        var currentLeftAt: Double? = nil
         for i in slots.indices where slots[i].state != .outside {
             guard let since = Self.availableSince(slots[i].region, at: t, ctx, health) else { continue }
             let deadline = max(slots[i].lastQualifying, since) + exitDelay
@@ -29,9 +36,10 @@ extension DeviceState {
             }
             slots[i].state = .outside
             out.append(stateOutput(slots[i], at: deadline, ctx))
-            if slots[i].region == current { currentLeftAt = deadline }
         }
-        if let when = currentLeftAt { evaluateCurrent(at: when, ctx, into: &out) }
+        // Not heard by any gateway for the exit delay: the device is in no region (Core Location's
+        // buffered exit, applied to the device as a whole; the visit ends at the last evidence).
+        if current >= 0 && lastTime + exitDelay <= t { leaveAll(at: lastTime + exitDelay, exited: lastTime, ctx, into: &out) }
         if current < 0, journeyActive, !outsideSince.isNaN, outsideSince + ctx.parameters.journeyTimeoutS <= t {
             endJourney(ended: outsideSince, at: outsideSince + ctx.parameters.journeyTimeoutS, ctx, into: &out)
         }
@@ -60,6 +68,9 @@ extension DeviceState {
     /// is a safe lower bound.
     mutating func refreshDeadline(_ ctx: FusionContext, _ health: [GatewayHealth], at t: Double) {
         var next = Double.infinity
+        if tracker.hasOpenSecond { next = Double(tracker.openSecond) + 1 }
+        if tracker.pendingCount > 0 { next = min(next, Double(tracker.lastSecond + 1) + Double(ctx.tracker.lag)) }
+        if current >= 0 { next = min(next, lastTime + ctx.parameters.exitDelayS) }
         for s in slots where s.state != .outside {
             guard let since = Self.availableSince(s.region, at: t, ctx, health) else { continue }
             next = min(next, max(s.lastQualifying, since) + ctx.parameters.exitDelayS)
@@ -68,28 +79,37 @@ extension DeviceState {
         nextDeadline = next
     }
 
-    /// Regions whose every gateway is now offline or silent become `unknown` at `t`; when the
-    /// current region is one of them the device leaves it (its visit ends at the last evidence).
+    /// Regions whose every gateway is now offline or silent become `unknown` at `t`. The current
+    /// region is not left for that: the tracker goes on with the gateways that still hear the
+    /// device, and a device no gateway hears leaves after `exit_delay_s` like any other.
     mutating func markUnobservable(gateway: Int32, at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth],
                                    into out: inout [FusionOutput]) {
-        var currentLost = false
         for i in slots.indices where slots[i].state != .unknown {
             guard ctx.regionGateways[Int(slots[i].region)].contains(gateway),
                   Self.availableSince(slots[i].region, at: t, ctx, health) == nil else { continue }
             slots[i].state = .unknown
             out.append(stateOutput(slots[i], at: t, ctx))
-            if slots[i].region == current { currentLost = true }
         }
-        if currentLost { evaluateCurrent(at: t, ctx, into: &out) }
+    }
+
+    /// The device is in no region any more: the pending seconds are recorded, then the current
+    /// visit ends at `exited` (its last evidence), reported at `t`.
+    mutating func leaveAll(at t: Double, exited: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
+        flushPending(at: exited, ctx, into: &out)
+        guard current >= 0 else { return }
+        leave(exitedAt: min(exited, t), at: t, ctx, into: &out)
+        publishLive(at: t, ctx, into: &out)
     }
 
     /// Closes the open visit and journey at `t` (end of input).
-    mutating func finish(at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) {
-        expire(upTo: t, ctx, health, into: &out)
+    mutating func finish(at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth], _ calibration: inout VenueCalibration,
+                         into out: inout [FusionOutput]) {
+        expire(upTo: t, ctx, health, &calibration, into: &out)
+        closeSecond(ctx, health, &calibration, into: &out)
+        flushPending(at: t, ctx, into: &out)
         if current >= 0 {
             closeVisit(exited: t, at: t, ctx, into: &out)
             current = -1
-            challenger = -1
             outsideSince = t
         }
         if journeyActive { endJourney(ended: outsideSince.isNaN ? t : outsideSince, at: t, ctx, into: &out) }

@@ -33,9 +33,11 @@ struct DeviceState: Sendable, Hashable, Codable {
     var slots: [Slot] = []
     /// Filters for the gateways of the monitored regions.
     var links: [Link] = []
-    /// The region leading against the current one, or -1, and since when.
-    var challenger: Int32 = -1
-    var challengerSince: Double = 0
+    /// The probabilistic tracker over the monitored set (its vectors follow `slots`).
+    var tracker = RegionTracker()
+    /// The live region last published (-1: none) and its probability.
+    var liveRegion: Int32 = -1
+    var liveConfidence: Float = 0
     /// The strongest recent gateway heard outside the monitored set (re-acquisition), and since
     /// when its reading qualifies for one of its regions (+∞: not qualifying).
     var candidate = Link(gateway: -1)
@@ -61,6 +63,10 @@ struct DeviceState: Sendable, Hashable, Codable {
         links.firstIndex { $0.gateway == gateway }
     }
 
+    /// Whether any region of the monitored set is `inside`: the device is in the venue (Core
+    /// Location's fast entry and buffered exit decide this; the tracker decides which region).
+    var isPresent: Bool { slots.contains { $0.state == .inside } }
+
     /// Proximity and distance of a slot at `t` (unknown / nil when its gateways are stale).
     func proximity(_ s: Slot, at t: Double, _ ctx: FusionContext) -> (Proximity, Double?) {
         guard t - s.lastHeard <= ctx.parameters.stalenessS, s.distance.isFinite else { return (.unknown, nil) }
@@ -81,6 +87,7 @@ struct DeviceState: Sendable, Hashable, Codable {
             + slots.capacity * MemoryLayout<Slot>.stride
             + links.capacity * MemoryLayout<Link>.stride
             + journeyRegions.capacity * MemoryLayout<Int32>.stride
+            + tracker.footprintBytes
             + (slots.capacity > 0 ? 32 : 0) + (links.capacity > 0 ? 32 : 0) + (journeyRegions.capacity > 0 ? 32 : 0)
             + id.rawValue.utf8.count + 16
     }

@@ -3,6 +3,7 @@ import WaymarkCore
 /// The site, reduced to the integer tables the engine's hot path reads, plus the parameters.
 /// Built once per engine; shared by reference so that copying an engine stays cheap.
 final class FusionContext: Sendable {
+    let site: Site
     let parameters: FusionParameters
     let tuning: RSSIFilter.Tuning
     let pathLoss: PathLoss
@@ -18,9 +19,12 @@ final class FusionContext: Sendable {
     /// For each region, its monitored set: itself first, then by shortest-path length.
     let monitoredSets: [[Int32]]
     let graph: BeaconGraph
+    /// The probabilistic tracker's tables (geometry, evidence, movement per monitored set).
+    let tracker: TrackerTables
 
     init(site: Site) {
         let p = site.fusion
+        self.site = site
         parameters = p
         tuning = .init(
             processNoise: Float(p.rssiProcessNoise), measurementNoise: Float(p.rssiMeasurementNoise),
@@ -39,21 +43,21 @@ final class FusionContext: Sendable {
         monitoredSets = site.regions.indices.map { r in
             site.graph.nearest(to: r, limit: p.monitoredSetSize).map { Int32($0.region) }
         }
+        tracker = TrackerTables(site: site, parameters: p, monitoredSets: monitoredSets)
     }
 
     func isAdjacent(_ a: Int32, _ b: Int32) -> Bool { graph.areAdjacent(Int(a), Int(b)) }
+
+    /// The path-loss model with the venue's calibrated exponent.
+    @inline(__always)
+    func pathLoss(_ calibration: VenueCalibration) -> PathLoss {
+        PathLoss(exponent: calibration.pathLossExponent, immediateM: pathLoss.immediateM, nearM: pathLoss.nearM)
+    }
 
     /// Regions strictly between `a` and `b` on the shortest path; empty when adjacent or unreachable.
     func pathBetween(_ a: Int32, _ b: Int32) -> [Int32] {
         guard let path = graph.shortestPath(from: Int(a), to: Int(b)), path.regions.count > 2 else { return [] }
         return path.regions.dropFirst().dropLast().map(Int32.init)
-    }
-
-    /// Path loss lead in dB of distance `challenger` over `incumbent` (positive: challenger nearer).
-    func leadDB(incumbent: Double, challenger: Double) -> Double {
-        if !incumbent.isFinite { return challenger.isFinite ? .infinity : 0 }
-        if !challenger.isFinite { return -.infinity }
-        return 10 * parameters.pathLossExponent * logTen(incumbent / challenger)
     }
 }
 

@@ -68,11 +68,15 @@ extension DeviceState {
     func mapped(region: (Int32) -> Int32?, gateway: (Int32) -> Int32?) -> DeviceState {
         var s = self
         s.current = current >= 0 ? region(current) ?? -1 : -1
-        s.challenger = challenger >= 0 ? region(challenger) ?? -1 : -1
+        s.liveRegion = liveRegion >= 0 ? region(liveRegion) ?? -1 : -1
         s.slots = slots.compactMap { slot in region(slot.region).map { var x = slot; x.region = $0; return x } }
         s.links = links.compactMap { link in gateway(link.gateway).map { var x = link; x.gateway = $0; return x } }
         s.candidate = candidate.gateway >= 0 ? gateway(candidate.gateway).map { var x = candidate; x.gateway = $0; return x } ?? Link(gateway: -1) : candidate
         s.journeyRegions = journeyRegions.compactMap(region)
+        // The tracker's vectors follow the slots; when a region vanished they no longer line up.
+        if s.slots.count != slots.count { s.tracker = RegionTracker() } else {
+            s.tracker.heard = tracker.heard.compactMap { h in gateway(h.gateway).map { var x = h; x.gateway = $0; return x } }
+        }
         return s
     }
 
@@ -90,7 +94,7 @@ extension DeviceState {
         }
         var s = self
         s.visitEntered = t(visitEntered)
-        s.challengerSince = t(challengerSince)
+        s.tracker.openTime = t(s.tracker.openTime)
         s.candidateSince = t(candidateSince)
         s.journeyStarted = t(journeyStarted)
         s.outsideSince = t(outsideSince)

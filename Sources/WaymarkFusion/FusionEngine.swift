@@ -14,9 +14,10 @@ public import WaymarkCore
 /// outputs += engine.advance(to: now)                   // timers: exits, journeys, silence
 /// ```
 ///
-/// Call `advance(to:)` regularly (about once per second of evidence time): it fires the exit and
-/// journey timers of devices that are no longer heard and turns silent gateways into `unknown`
-/// regions. Times should be non-decreasing per device; readings older than the device's latest
+/// Call `advance(to:)` regularly (about once per second of evidence time): it closes each
+/// device's second of evidence for the tracker (docs/fusion.md), records smoothed decisions,
+/// fires the exit and journey timers of devices that are no longer heard and turns silent
+/// gateways into `unknown` regions. Times should be non-decreasing per device; readings older than the device's latest
 /// evidence are still filtered, but timers already fired are not undone.
 public struct FusionEngine: Sendable {
     public let site: Site
@@ -28,11 +29,14 @@ public struct FusionEngine: Sendable {
     var gatewayReturned = false
     /// Readings rejected or ignored, by cause.
     public internal(set) var counters = FusionCounters()
+    /// What the engine has learned about the venue's radio (self-calibration).
+    public internal(set) var calibration: VenueCalibration
 
     public init(site: Site) {
         self.site = site
         self.ctx = FusionContext(site: site)
         self.health = Array(repeating: GatewayHealth(), count: site.gateways.count)
+        self.calibration = VenueCalibration(gatewayCount: site.gateways.count, pathLossExponent: site.fusion.pathLossExponent)
     }
 
     /// The handle of `device`, creating its state on first use. Handles are small integers valid
@@ -72,7 +76,7 @@ public struct FusionEngine: Sendable {
         health[o.gateway].heard(at: o.time, silence: ctx.parameters.gatewaySilenceS)
         let reading = Reading(gateway: Int32(o.gateway), rssi: Float(o.rssi), measuredPower: power,
                               weight: Float(max(1, o.weight)), time: o.time)
-        if devices[Int(o.device.index)].observe(reading, ctx, health, into: &out) { counters.outliers += 1 }
+        if devices[Int(o.device.index)].observe(reading, ctx, health, &calibration, into: &out) { counters.outliers += 1 }
         counters.accepted += 1
     }
 
@@ -109,6 +113,7 @@ public struct FusionEngine: Sendable {
     /// `journey_timeout_s`, and gateways silent for `gateway_silence_s`.
     public mutating func advance(to t: Double) -> [FusionOutput] {
         var out: [FusionOutput] = []
+        calibration.refresh()
         let silence = ctx.parameters.gatewaySilenceS
         for g in health.indices where !health[g].silenceHandled && !health[g].reportedOffline
             && health[g].lastHeard.isFinite && health[g].lastHeard + silence < t {
@@ -119,7 +124,7 @@ public struct FusionEngine: Sendable {
         let all = gatewayReturned
         gatewayReturned = false
         for i in devices.indices where all || devices[i].nextDeadline <= t {
-            devices[i].expire(upTo: t, ctx, health, into: &out)
+            devices[i].expire(upTo: t, ctx, health, &calibration, into: &out)
         }
         return out
     }
@@ -127,7 +132,7 @@ public struct FusionEngine: Sendable {
     /// End of input: fires due timers, then closes every open visit and journey at `t`.
     public mutating func finish(at t: Double) -> [FusionOutput] {
         var out = advance(to: t)
-        for i in devices.indices { devices[i].finish(at: t, ctx, health, into: &out) }
+        for i in devices.indices { devices[i].finish(at: t, ctx, health, &calibration, into: &out) }
         return out
     }
 }

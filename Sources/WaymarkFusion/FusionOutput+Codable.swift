@@ -3,14 +3,16 @@ import WaymarkCore
 /// The replay JSONL form (one flat object per output, issue 3):
 ///
 /// - `{"type":"state","t":…,"device":…,"region":…,"state":"inside","proximity":"near","distance_m":1.8}`
-/// - `{"type":"location","t":…,"device":…,"region":"hall-a"}` (`region` null when in none)
+/// - `{"type":"location","t":…,"device":…,"region":"hall-a","confidence":0.97}` (`region` null when in
+///   none; `confidence` absent then): the recorded (smoothed) current region
+/// - `{"type":"live","t":…,"device":…,"region":"hall-a","confidence":0.81}`: the live region
 /// - `{"type":"visit","t":…,"device":…,"region":…,"entered":…,"exited":…,"dwell_s":…,"inferred":false}`
 /// - `{"type":"monitored","t":…,"device":…,"regions":[…]}`
 /// - `{"type":"journey","t":…,"device":…,"started":…,"ended":…,"regions":[…]}`
 /// - `{"type":"transition","t":…,"device":…,"from":…,"to":…,"inferred":false}`
 extension FusionOutput: Codable {
     enum CodingKeys: String, CodingKey {
-        case type, t, device, region, state, proximity, regions, started, ended, entered, exited, inferred, from, to
+        case type, t, device, region, state, proximity, regions, started, ended, entered, exited, inferred, from, to, confidence
         case distanceM = "distance_m"
         case dwellS = "dwell_s"
     }
@@ -28,6 +30,10 @@ extension FusionOutput: Codable {
             if let d = o.distanceM { try c.encode(d, forKey: .distanceM) } else { try c.encodeNil(forKey: .distanceM) }
         case .location(let o):
             if let r = o.region { try c.encode(r, forKey: .region) } else { try c.encodeNil(forKey: .region) }
+            if let p = o.confidence { try c.encode((p * 1000).rounded() / 1000, forKey: .confidence) }
+        case .live(let o):
+            if let r = o.region { try c.encode(r, forKey: .region) } else { try c.encodeNil(forKey: .region) }
+            if let p = o.confidence { try c.encode((p * 1000).rounded() / 1000, forKey: .confidence) }
         case .visit(let o):
             try c.encode(o.region, forKey: .region)
             try c.encode(o.entered, forKey: .entered)
@@ -60,7 +66,11 @@ extension FusionOutput: Codable {
                 proximity: try c.decode(Proximity.self, forKey: .proximity),
                 distanceM: try c.decodeIfPresent(Double.self, forKey: .distanceM)))
         case "location":
-            self = .location(.init(t: t, device: device, region: try c.decodeIfPresent(String.self, forKey: .region)))
+            self = .location(.init(t: t, device: device, region: try c.decodeIfPresent(String.self, forKey: .region),
+                                   confidence: try c.decodeIfPresent(Double.self, forKey: .confidence)))
+        case "live":
+            self = .live(.init(t: t, device: device, region: try c.decodeIfPresent(String.self, forKey: .region),
+                               confidence: try c.decodeIfPresent(Double.self, forKey: .confidence)))
         case "visit":
             self = .visit(.init(
                 t: t, device: device, region: try c.decode(String.self, forKey: .region),
@@ -80,7 +90,7 @@ extension FusionOutput: Codable {
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: c,
-                debugDescription: "unknown output type '\(type)' (expected state, location, visit, monitored, journey or transition)")
+                debugDescription: "unknown output type '\(type)' (expected state, location, live, visit, monitored, journey or transition)")
         }
     }
 }

@@ -25,8 +25,12 @@ public enum Proximity: String, Sendable, Codable, Hashable {
 public enum FusionOutput: Sendable, Hashable {
     /// The device's state for one region changed.
     case state(StateChange)
-    /// The device's current region changed (`region` nil: it is in none).
+    /// The device's recorded current region changed (`region` nil: it is in none). This is the
+    /// smoothed history: decided `smoothing_lag_s` after the evidence, dated at the evidence.
     case location(LocationChange)
+    /// The device's live region (the tracker's filtered estimate, published at once) changed, or
+    /// its probability moved by 0.1 or more.
+    case live(LiveLocation)
     /// A visit ended (or was inferred along a path).
     case visit(Visit)
     /// The device's monitored set was rotated or rebuilt.
@@ -55,6 +59,25 @@ public enum FusionOutput: Sendable, Hashable {
         public var t: Double
         public var device: DeviceID
         public var region: String?
+        /// The tracker's smoothed probability of `region` at `t` (nil when leaving to none).
+        public var confidence: Double?
+
+        public init(t: Double, device: DeviceID, region: String?, confidence: Double? = nil) {
+            self.t = t
+            self.device = device
+            self.region = region
+            self.confidence = confidence
+        }
+    }
+
+    public struct LiveLocation: Sendable, Hashable {
+        /// The time of the evidence that decided it.
+        public var t: Double
+        public var device: DeviceID
+        /// nil: in no region.
+        public var region: String?
+        /// The filtered probability of `region` (nil when in no region).
+        public var confidence: Double?
     }
 
     public struct Visit: Sendable, Hashable {
@@ -97,6 +120,7 @@ public enum FusionOutput: Sendable, Hashable {
         switch self {
         case .state(let o): o.t
         case .location(let o): o.t
+        case .live(let o): o.t
         case .visit(let o): o.t
         case .monitored(let o): o.t
         case .journey(let o): o.t
@@ -109,6 +133,7 @@ public enum FusionOutput: Sendable, Hashable {
         switch self {
         case .state(let o): o.device
         case .location(let o): o.device
+        case .live(let o): o.device
         case .visit(let o): o.device
         case .monitored(let o): o.device
         case .journey(let o): o.device
@@ -121,6 +146,7 @@ public enum FusionOutput: Sendable, Hashable {
         switch self {
         case .state: "state"
         case .location: "location"
+        case .live: "live"
         case .visit: "visit"
         case .monitored: "monitored"
         case .journey: "journey"

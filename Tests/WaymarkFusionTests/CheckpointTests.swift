@@ -15,11 +15,13 @@ import WaymarkCore
         original.run(for: 20, step: 0.5, walk)
         // Save through JSON, as the aggregator would, and restore into a fresh engine.
         let saved = try JSONEncoder().encode(original.engine.checkpoint())
+        let calibration = try JSONEncoder().encode(original.engine.calibrationCheckpoint())
         var restored = Driver(site)
         // Gateway health is not part of a device checkpoint: the aggregator learns it again from
         // gateway status and batches; here the new engine saw the same gateway heartbeats.
         restored.run(for: 20, step: 0.5) { $0.heartbeat() }
         for c in try JSONDecoder().decode([DeviceCheckpoint].self, from: saved) { restored.engine.restore(c) }
+        restored.engine.restore(calibration: try JSONDecoder().decode(CalibrationCheckpoint.self, from: calibration))
         original.outputs.removeAll()
         original.run(for: 60, step: 0.5, walk)
         restored.run(for: 60, step: 0.5, walk)

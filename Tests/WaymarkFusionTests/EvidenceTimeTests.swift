@@ -8,24 +8,26 @@ import WaymarkCore
 @Suite struct EvidenceTimeTests {
     @Test func rejectedReadingsDoNotHoldTheRegion() throws {
         // Inside r0 at 1 m, then three readings 32 dB weaker (a device walking away, rejected as
-        // outliers within the outlier run of 3), then silence. The exit buffer runs from the last
-        // accepted reading, not from the rejected ones.
-        var d = Driver(try Venue.line(2, spacing: 30, radius: 3))
+        // outliers within the outlier run of 3), then silence. The region's exit buffer runs from
+        // the last accepted reading, not from the rejected ones; the device itself was heard until
+        // the last rejected one, so its visit ends there.
+        var d = Driver(try Venue.line(2, spacing: 30, radius: 3, fusion: "self_calibration: false"))
         d.run(for: 10) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
         let lastInside = d.now
         d.run(for: 3) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 20)) }
+        let lastHeard = d.now
         d.run(for: 40) { $0.heartbeat() }
         let exit = try #require(d.states("r0").last)
         #expect(exit.state == .outside)
         #expect(exit.t == lastInside + 30)
-        #expect(d.locations.last?.region == nil)
-        #expect(d.visits.last?.exited == lastInside)
+        #expect(d.locations.last?.region == nil && d.locations.last?.t == lastHeard + 30)
+        #expect(d.visits.last?.exited == lastHeard)
     }
 
     @Test func rejectedReadingsDoNotEnterARegion() throws {
         // r1 is heard far away for a while, then one reading that would place the device at 1 m:
         // the filter rejects it as an outlier, so r1 is not entered by it.
-        var d = Driver(try Venue.line(2, spacing: 30, radius: 3))
+        var d = Driver(try Venue.line(2, spacing: 30, radius: 3, fusion: "self_calibration: false"))
         d.run(for: 10) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)); d.hear("g1", rssi: rssi(atDistance: 29)) }
         d.run(for: 1) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)); d.hear("g1", rssi: rssi(atDistance: 1)) }
         #expect(!d.states("r1").contains { $0.state == .inside })
@@ -35,7 +37,9 @@ import WaymarkCore
         var d = Driver(try Venue.line(4, spacing: 10, radius: 3))
         d.run(for: 10) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
         let left = d.now
-        d.run(for: 15, step: 0.5) { d in d.heartbeat(); d.hear("g3", rssi: rssi(atDistance: 1)) }
+        // Unheard for 20 s (time to walk through r1 and r2), then by r3.
+        d.run(for: 20) { $0.heartbeat() }
+        d.run(for: 10, step: 0.5) { d in d.heartbeat(); d.hear("g3", rssi: rssi(atDistance: 1)) }
         #expect(d.locations.map(\.region) == ["r0", "r3"])
         let switched = try #require(d.locations.last?.t)
         #expect(switched > left)

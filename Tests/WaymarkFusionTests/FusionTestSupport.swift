@@ -49,8 +49,8 @@ enum Venue {
     }
 }
 
-/// RSSI at `d` metres under the engine's default model (−59 dBm at 1 m, exponent 2.5).
-func rssi(atDistance d: Double) -> Double { -59 - 25 * log10(max(d, 0.1)) }
+/// RSSI at `d` metres under the engine's default model (−59 dBm at 1 m, exponent 2).
+func rssi(atDistance d: Double) -> Double { -59 - 20 * log10(max(d, 0.1)) }
 
 /// A deterministic random generator (SplitMix64) with a Gaussian helper.
 struct SeededRandom: RandomNumberGenerator {
@@ -115,6 +115,9 @@ struct Driver {
 
     var locations: [FusionOutput.LocationChange] {
         outputs.compactMap { if case .location(let l) = $0 { l } else { nil } }
+    }
+    var lives: [FusionOutput.LiveLocation] {
+        outputs.compactMap { if case .live(let l) = $0 { l } else { nil } }
     }
     var visits: [FusionOutput.Visit] {
         outputs.compactMap { if case .visit(let v) = $0 { v } else { nil } }

@@ -78,6 +78,11 @@ import WaymarkCore
         #expect(d.locations.last?.region == nil)
         let back = d.now + 1
         d.run(for: 1, Self.hearAround(150, 150))
+        // Its set is rebuilt there at once and the live region follows when the second closes;
+        // the recorded entry comes after the smoothing lag, dated at the first evidence.
+        #expect(d.monitored.last?.regions.first == "r15_15")
+        d.run(for: 4, Self.hearAround(150, 150))
+        #expect(d.lives.last?.region == "r15_15" && d.lives.last?.t == back)
         #expect(d.locations.last?.region == "r15_15")
         #expect(d.locations.last?.t == back)
         #expect(d.visits.filter(\.inferred).isEmpty)

@@ -11,10 +11,17 @@ import WaymarkCore
         #expect(inside.count == 1)
         #expect(inside.first?.state == .inside && inside.first?.t == 500)
         #expect(inside.first?.proximity == .near)
-        #expect(d.locations.map(\.region) == ["r0"])
-        #expect(d.locations.first?.t == 500)
         #expect(d.monitored.first?.regions == ["r0", "r1", "r2"])
         #expect(out.count == d.outputs.count)
+        // The live region follows when the second closes; the recorded history after the
+        // smoothing lag (3 s), dated at the evidence.
+        d.record(d.engine.advance(to: 501))
+        #expect(d.lives.map(\.region) == ["r0"])
+        #expect(d.lives.first?.t == 500)
+        #expect(d.locations.isEmpty)
+        d.record(d.engine.advance(to: 504))
+        #expect(d.locations.map(\.region) == ["r0"])
+        #expect(d.locations.first?.t == 500)
     }
 
     @Test func exitFiresExactlyAfterTheExitDelay() throws {
@@ -47,10 +54,21 @@ import WaymarkCore
     @Test func weakSightingsDoNotKeepARegion() throws {
         var d = Driver(try Venue.line(2, radius: 3))
         d.run(for: 5) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
-        // Heard at 8 m: not within the 3 m radius, so not qualifying evidence.
-        d.run(for: 40) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 8)) }
+        // Heard at 8 m (on the far side of g0, 18 m from g1): not within the 3 m radius, so not
+        // qualifying evidence: the region is left (Core Location's region state). The device is
+        // still heard, nearest r0: that stays its current region until nothing hears it for
+        // exit_delay_s.
+        d.run(for: 40) { d in
+            d.heartbeat()
+            d.hear("g0", rssi: rssi(atDistance: 8))
+            d.hear("g1", rssi: rssi(atDistance: 18))
+        }
         #expect(d.states("r0").last?.state == .outside)
-        #expect(d.locations.last?.region == nil)
+        #expect(d.locations.last?.region == "r0")
+        let lastHeard = d.now
+        d.run(for: 31) { $0.heartbeat() }
+        #expect(d.locations.last?.region == nil && d.locations.last?.t == lastHeard + 30)
+        #expect(d.visits.last?.exited == lastHeard)
     }
 
     @Test func offlineGatewayMakesItsRegionUnknownUntilEvidence() throws {
@@ -59,14 +77,15 @@ import WaymarkCore
         d.outputs += d.engine.gatewayStatus(d.site.gatewayIndex("g0")!, online: false, at: 1006)
         let unknown = d.states("r0").last
         #expect(unknown?.state == .unknown && unknown?.t == 1006)
-        #expect(d.locations.last?.region == nil)
-        // Offline for a long time: no exit is invented while nothing can be observed.
+        // Offline for a long time: no exit is invented while nothing can be observed. Nothing
+        // hears the device any more, so after exit_delay_s it is in no region.
         d.now = 1006
         d.run(for: 60) { d in d.engine.gatewayHeartbeat(d.site.gatewayIndex("g1")!, at: d.now) }
         #expect(d.states("r0").last?.state == .unknown)
-        // Back online and hearing the device: inside again.
+        #expect(d.locations.last?.region == nil && d.locations.last?.t == 1005 + 30)
+        // Back online and hearing the device: inside again, and its current region after the lag.
         d.outputs += d.engine.gatewayStatus(d.site.gatewayIndex("g0")!, online: true, at: d.now)
-        d.hear("g0", rssi: rssi(atDistance: 1))
+        d.run(for: 5) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
         #expect(d.states("r0").last?.state == .inside)
         #expect(d.locations.last?.region == "r0")
     }

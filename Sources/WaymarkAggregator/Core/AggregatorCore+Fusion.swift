@@ -56,6 +56,7 @@ extension AggregatorCore {
                                             proximity: nil, distanceM: nil))
                 views.apply(l)
                 publications.append(Publication(topic: topics.events, payload: DevicePayloads.regionChange(l, from: from), retain: false))
+            case .live(let l): views.apply(l)
             case .visit(let v): pending.visits.append(v)
             case .journey(let j): pending.journeys.append(j)
             case .transition(let t): pending.transitions.append(t)

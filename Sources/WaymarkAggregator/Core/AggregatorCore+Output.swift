@@ -28,6 +28,7 @@ extension AggregatorCore {
         s.nextTick = feed.nextTick.isFinite ? feed.nextTick : -1
         s.latest = latest
         for (gw, clock) in clocks where clock.offset != 0 { s.clockOffsets[gw] = clock.offset }
+        s.calibration = engine.calibrationCheckpoint()
         return s
     }
 
@@ -68,6 +69,7 @@ extension AggregatorCore {
         if let state {
             feed.nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
             latest = state.latest
+            if let calibration = state.calibration { engine.restore(calibration: calibration) }
             for (gw, offset) in state.clockOffsets {
                 var c = ClockSanity(parameters: settings.clock)
                 c.restore(offset: offset)

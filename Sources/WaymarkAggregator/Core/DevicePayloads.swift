@@ -19,7 +19,8 @@ enum DevicePayloads {
         return j.bytes
     }
 
-    /// `…/events`: `{"type":"region_change","device":…,"from":…|null,"to":…|null,"t":…}`.
+    /// `…/events`: `{"type":"region_change","device":…,"from":…|null,"to":…|null,"t":…,"confidence":…|null}`
+    /// (the recorded, smoothed change; `confidence` is the tracker's probability of `to`).
     static func regionChange(_ l: FusionOutput.LocationChange, from: String?) -> [UInt8] {
         let j = JSONText()
         j.object {
@@ -28,6 +29,7 @@ enum DevicePayloads {
             j.member("from", from)
             j.member("to", l.region)
             j.member("t", l.t)
+            j.member("confidence", l.confidence)
         }
         return j.bytes
     }
@@ -37,7 +39,9 @@ enum DevicePayloads {
         let j = JSONText()
         j.object {
             j.member("device", device.rawValue)
-            j.member("current_region", v.current)
+            j.member("current_region", v.live ?? v.current)
+            j.member("confidence", v.live != nil ? v.confidence : nil)
+            j.member("recorded_region", v.current)
             j.key("regions")
             j.array(v.monitored.filter { v.regions[$0] != nil }) { region in
                 let r = v.regions[region]!

@@ -11,7 +11,11 @@ struct DeviceViews: Sendable {
     }
 
     struct View: Sendable {
+        /// The recorded (smoothed) current region.
         var current: String?
+        /// The live region (published at once) and its probability.
+        var live: String?
+        var confidence: Double?
         var regions: [String: RegionView] = [:]
         var monitored: [String] = []
         var updatedAt = 0.0
@@ -35,6 +39,15 @@ struct DeviceViews: Sendable {
     mutating func apply(_ l: FusionOutput.LocationChange) {
         var v = views[l.device] ?? View()
         v.current = l.region
+        v.updatedAt = max(v.updatedAt, l.t)
+        views[l.device] = v
+        dirtyState.insert(l.device)
+    }
+
+    mutating func apply(_ l: FusionOutput.LiveLocation) {
+        var v = views[l.device] ?? View()
+        v.live = l.region
+        v.confidence = l.confidence
         v.updatedAt = max(v.updatedAt, l.t)
         views[l.device] = v
         dirtyState.insert(l.device)

@@ -107,5 +107,7 @@ public struct AggregatorCheckpoint: Codable, Sendable, Equatable {
     public var latest: Double = 0
     /// Clock offsets per gateway (seconds added to its times).
     public var clockOffsets: [String: Double] = [:]
+    /// What the fusion engine learned about the venue's radio (self-calibration).
+    public var calibration: CalibrationCheckpoint?
     public init() {}
 }

@@ -20,7 +20,7 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     /// `default_measured_power_dbm`: RSSI at 1 m when the advert carries none.
     public var defaultMeasuredPowerDBm: Double = -59
     /// `path_loss_exponent`: n in RSSI = P1m − 10·n·log10(d).
-    public var pathLossExponent: Double = 2.5
+    public var pathLossExponent: Double = 2.0
     /// `immediate_m` / `near_m`: proximity bucket boundaries.
     public var immediateM: Double = 0.5
     public var nearM: Double = 3.0
@@ -51,25 +51,16 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     /// level (the device really moved).
     public var outlierMaxRun: Int = 3
 
-    // MARK: Current region
+    // MARK: Current region (the probabilistic tracker, docs/fusion.md)
 
-    /// `switch_margin_db`: a challenger must be closer than the current region by this much,
-    /// expressed as path loss in dB (equivalently a distance ratio of 10^(margin/(10·n))).
-    public var switchMarginDB: Double = 3
-    /// `switch_dwell_s`: …for this long without interruption.
-    public var switchDwellS: Double = 2
-    /// `strong_switch_margin_db` / `strong_switch_dwell_s`: an adjacent challenger that leads by at
-    /// least this much switches after this shorter dwell (a clear lead needs little confirmation;
-    /// small leads still need `switch_dwell_s`).
-    public var strongSwitchMarginDB: Double = 8
-    public var strongSwitchDwellS: Double = 0
-    /// `challenger_within_radius`: only a region whose distance is within its radius now (not one
-    /// still `inside` from earlier evidence) may challenge the current region.
-    public var challengerWithinRadius: Bool = true
-    /// `nonadjacent_margin_db` / `nonadjacent_dwell_s`: the stronger, longer evidence a challenger
-    /// needs when it is not adjacent to the current region in the beacon graph.
-    public var nonadjacentMarginDB: Double = 6
-    public var nonadjacentDwellS: Double = 5
+    /// `walking_speed_mps`: how fast people walk in this venue (m/s). The tracker lets a device
+    /// reach a region further along the beacon graph only as fast as walking through the regions
+    /// in between allows (1.4 m/s is an unhurried adult; use less for crowded or elderly venues).
+    public var walkingSpeedMPS: Double = 1.4
+    /// `smoothing_lag_s`: how long the recorded history waits for later evidence before deciding
+    /// where a device was (fixed-lag smoothing). The live region is published at once either way;
+    /// a longer lag gives fewer short false visits and later visits in the database.
+    public var smoothingLagS: Double = 3
     /// `exit_margin_db`: a sighting keeps an inside region's exit timer from running only when its
     /// distance is within the radius shortened by this margin, expressed as path loss in dB (a
     /// factor 10^(−margin/(10·n)) on the radius); entering still takes the full radius. 0 keeps
@@ -80,6 +71,14 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     /// `reacquire_s`: how long a device with a current region must be heard inside a region outside
     /// its monitored set, and inside none of its set, before its set is rebuilt there.
     public var reacquireS: Double = 5
+    /// `self_calibration`: learn the venue's measured-power correction, path-loss exponent, room
+    /// loss and per-gateway offsets from the readings (docs/fusion.md). Off keeps the site file's
+    /// values as they are (for a venue calibrated by hand, or with `waymark site calibrate`).
+    public var selfCalibration: Bool = true
+
+    /// Keys of the file's `fusion:` section that earlier versions used and this one ignores (the
+    /// tracker replaced them); `waymark site check` warns about each.
+    public internal(set) var retiredKeysPresent: [String] = []
 
     public init() {}
 
@@ -100,6 +99,15 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         case rssiMeasurementNoise = "rssi_measurement_noise_db2"
         case outlierGateSigma = "outlier_gate_sigma"
         case outlierMaxRun = "outlier_max_run"
+        case walkingSpeedMPS = "walking_speed_mps"
+        case smoothingLagS = "smoothing_lag_s"
+        case reacquireS = "reacquire_s"
+        case exitMarginDB = "exit_margin_db"
+        case selfCalibration = "self_calibration"
+    }
+
+    /// Keys of the margin-and-dwell current-region rule that the probabilistic tracker replaced.
+    public enum RetiredKey: String, CodingKey, CaseIterable {
         case switchMarginDB = "switch_margin_db"
         case switchDwellS = "switch_dwell_s"
         case strongSwitchMarginDB = "strong_switch_margin_db"
@@ -107,12 +115,22 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         case challengerWithinRadius = "challenger_within_radius"
         case nonadjacentMarginDB = "nonadjacent_margin_db"
         case nonadjacentDwellS = "nonadjacent_dwell_s"
-        case reacquireS = "reacquire_s"
-        case exitMarginDB = "exit_margin_db"
+
+        /// What replaces it, for the warning.
+        public var replacement: String {
+            switch self {
+            case .switchMarginDB, .strongSwitchMarginDB, .nonadjacentMarginDB:
+                "the tracker weighs every gateway's readings with a likelihood instead of a margin; nothing to set"
+            case .switchDwellS, .strongSwitchDwellS, .nonadjacentDwellS:
+                "use smoothing_lag_s (how long the recorded history waits for later evidence) and walking_speed_mps"
+            case .challengerWithinRadius:
+                "the tracker considers every region of the monitored set; nothing to set"
+            }
+        }
     }
 
-    /// The keys the site file may use in `fusion:`.
-    public static var keys: [String] { CodingKeys.allCases.map(\.rawValue) }
+    /// The keys the site file may use in `fusion:` (retired ones are accepted with a warning).
+    public static var keys: [String] { CodingKeys.allCases.map(\.rawValue) + RetiredKey.allCases.map(\.rawValue) }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -136,15 +154,13 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         try get(.rssiMeasurementNoise, \.rssiMeasurementNoise, in: &p)
         try get(.outlierGateSigma, \.outlierGateSigma, in: &p)
         try get(.outlierMaxRun, \.outlierMaxRun, in: &p)
-        try get(.switchMarginDB, \.switchMarginDB, in: &p)
-        try get(.switchDwellS, \.switchDwellS, in: &p)
-        try get(.strongSwitchMarginDB, \.strongSwitchMarginDB, in: &p)
-        try get(.strongSwitchDwellS, \.strongSwitchDwellS, in: &p)
-        try get(.challengerWithinRadius, \.challengerWithinRadius, in: &p)
-        try get(.nonadjacentMarginDB, \.nonadjacentMarginDB, in: &p)
-        try get(.nonadjacentDwellS, \.nonadjacentDwellS, in: &p)
+        try get(.walkingSpeedMPS, \.walkingSpeedMPS, in: &p)
+        try get(.smoothingLagS, \.smoothingLagS, in: &p)
         try get(.reacquireS, \.reacquireS, in: &p)
         try get(.exitMarginDB, \.exitMarginDB, in: &p)
+        try get(.selfCalibration, \.selfCalibration, in: &p)
+        let retired = try decoder.container(keyedBy: RetiredKey.self)
+        p.retiredKeysPresent = RetiredKey.allCases.filter { retired.contains($0) }.map(\.rawValue)
         self = p
     }
 
@@ -172,17 +188,12 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         positive(rssiProcessNoise, .rssiProcessNoise)
         positive(rssiMeasurementNoise, .rssiMeasurementNoise)
         positive(outlierGateSigma, .outlierGateSigma)
-        nonNegative(switchMarginDB, .switchMarginDB)
-        nonNegative(switchDwellS, .switchDwellS)
-        nonNegative(strongSwitchDwellS, .strongSwitchDwellS)
-        if !(strongSwitchMarginDB >= switchMarginDB) || !strongSwitchMarginDB.isFinite {
-            out.append((CodingKeys.strongSwitchMarginDB.rawValue, "must be at least switch_margin_db (\(switchMarginDB)), got \(strongSwitchMarginDB)"))
+        if !(walkingSpeedMPS >= 0.2 && walkingSpeedMPS <= 5) {
+            out.append((CodingKeys.walkingSpeedMPS.rawValue, "must be between 0.2 and 5 m/s (people walk at about 1.4), got \(walkingSpeedMPS)"))
         }
-        if strongSwitchDwellS > switchDwellS {
-            out.append((CodingKeys.strongSwitchDwellS.rawValue, "must be at most switch_dwell_s (\(switchDwellS)): a stronger lead needs less confirmation, got \(strongSwitchDwellS)"))
+        if !(smoothingLagS >= 0 && smoothingLagS <= 60) {
+            out.append((CodingKeys.smoothingLagS.rawValue, "must be between 0 and 60 seconds (3 is the default; 0 records the live estimate), got \(smoothingLagS)"))
         }
-        nonNegative(nonadjacentMarginDB, .nonadjacentMarginDB)
-        nonNegative(nonadjacentDwellS, .nonadjacentDwellS)
         nonNegative(reacquireS, .reacquireS)
         if !(exitMarginDB >= 0 && exitMarginDB <= 10) {
             out.append((CodingKeys.exitMarginDB.rawValue, "must be between 0 and 10 dB (0: the exit timer runs from the last sighting within the radius), got \(exitMarginDB)"))
@@ -199,12 +210,6 @@ public struct FusionParameters: Hashable, Sendable, Codable {
             out.append((CodingKeys.defaultMeasuredPowerDBm.rawValue, "must be between -100 and 20 dBm (typical beacons: -59), got \(defaultMeasuredPowerDBm)"))
         }
         if immediateM >= nearM { out.append((CodingKeys.nearM.rawValue, "must be larger than immediate_m (\(immediateM)), got \(nearM)")) }
-        if nonadjacentMarginDB < switchMarginDB {
-            out.append((CodingKeys.nonadjacentMarginDB.rawValue, "must be at least switch_margin_db (\(switchMarginDB)): non-adjacent switches need stronger evidence, got \(nonadjacentMarginDB)"))
-        }
-        if nonadjacentDwellS < switchDwellS {
-            out.append((CodingKeys.nonadjacentDwellS.rawValue, "must be at least switch_dwell_s (\(switchDwellS)): non-adjacent switches need longer evidence, got \(nonadjacentDwellS)"))
-        }
         return out
     }
 }

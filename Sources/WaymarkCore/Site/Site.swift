@@ -89,6 +89,23 @@ public struct Region: Hashable, Sendable {
     public var floor: Int
     /// Devices enter and leave the venue here (used by the simulator and the capture report).
     public var isEntrance: Bool
+    /// The room (open space) the region lies in: regions of one room have no wall between them
+    /// (several beacons along one corridor, the cells of an open hall). Without a `room` key in
+    /// the site file each region is a room of its own.
+    public var room: String
+
+    public init(id: String, name: String, gateways: [String], radiusM: Double, ibeacon: IBeaconIdentity?,
+                position: Point, floor: Int, isEntrance: Bool, room: String? = nil) {
+        self.id = id
+        self.name = name
+        self.gateways = gateways
+        self.radiusM = radiusM
+        self.ibeacon = ibeacon
+        self.position = position
+        self.floor = floor
+        self.isEntrance = isEntrance
+        self.room = room ?? id
+    }
 }
 
 /// A walkable connection between two regions.

@@ -38,9 +38,10 @@ public struct SiteDocument: Decodable, Sendable {
         public var position: [Double]?
         public var floor: Int?
         public var entrance: Bool?
+        public var room: String?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case id, name, gateways, ibeacon, position, floor, entrance
+            case id, name, gateways, ibeacon, position, floor, entrance, room
             case radiusM = "radius_m"
         }
     }

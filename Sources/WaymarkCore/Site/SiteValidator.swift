@@ -91,9 +91,13 @@ public enum SiteValidator {
             } else {
                 position = Point(x: 0, y: 0)
             }
+            if let room = r.room, !isTopicSafeID(room) {
+                error("\(path).room", "'\(room)' is not a valid room name; use 1–64 letters, digits, '-', '_' or '.' (regions with the same room share one open space)")
+            }
             regions.append(Region(
                 id: id, name: r.name ?? id, gateways: gws, radiusM: radius, ibeacon: identity,
-                position: position, floor: r.floor ?? anchored.first?.floor ?? 0, isEntrance: r.entrance ?? false))
+                position: position, floor: r.floor ?? anchored.first?.floor ?? 0, isEntrance: r.entrance ?? false,
+                room: r.room))
         }
         let regionByID = Dictionary(regions.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
 
@@ -134,6 +138,10 @@ public enum SiteValidator {
         // fusion
         let fusion = doc.fusion ?? FusionParameters()
         for (key, message) in fusion.problems() { error("fusion.\(key)", message) }
+        for key in fusion.retiredKeysPresent {
+            let replacement = FusionParameters.RetiredKey(rawValue: key)?.replacement ?? ""
+            warning("fusion.\(key)", "is ignored since the probabilistic tracker (docs/fusion.md): \(replacement); remove the key")
+        }
 
         // simulation
         var simulation = SimulationSettings(walls: doc.simulation?.walls ?? true)

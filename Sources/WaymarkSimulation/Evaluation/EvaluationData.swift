@@ -66,10 +66,12 @@ public struct TruthData: Sendable {
 public struct RecordedRun: Sendable {
     public var locations: [[LocationChange]] = []
     public var visits: [[ScoredVisit]] = []
+    /// The live region as published (`live` lines), when the output has them.
+    public var live: [[LocationChange]] = []
     public init() {}
 
     mutating func ensure(_ device: Int) {
-        while locations.count <= device { locations.append([]); visits.append([]) }
+        while locations.count <= device { locations.append([]); visits.append([]); live.append([]) }
     }
 
     /// Sorts each device's entries by time (stable, so equal times keep file order).
@@ -79,6 +81,9 @@ public struct RecordedRun: Sendable {
                 locations[d] = locations[d].enumerated().sorted { ($0.element.t, $0.offset) < ($1.element.t, $1.offset) }.map(\.element)
             }
             visits[d].sort { ($0.entered, $0.exited) < ($1.entered, $1.exited) }
+            if !isSorted(live[d].map(\.t)) {
+                live[d] = live[d].enumerated().sorted { ($0.element.t, $0.offset) < ($1.element.t, $1.offset) }.map(\.element)
+            }
         }
     }
 

@@ -62,7 +62,7 @@ public struct EvaluationReader {
         return truth
     }
 
-    /// Reads `location` and `visit` lines of `waymark replay` output; other types are ignored.
+    /// Reads `location`, `live` and `visit` lines of `waymark replay` output; other types are ignored.
     public mutating func readReplayOutput(path: String) throws -> RecordedRun {
         var run = RecordedRun()
         try JSONLinesFile.forEachLine(path: path) { line, n in
@@ -70,9 +70,9 @@ public struct EvaluationReader {
             guard let s = JSONLineScanner(line: line) else { return problem(path, n, "not a JSON object") }
             guard let type = s.string("type") else { return problem(path, n, "no \"type\"") }
             switch type {
-            case "location":
+            case "location", "live":
                 guard let name = s.string("device"), let t = s.number("t") else {
-                    return problem(path, n, "a location line needs \"device\" and a numeric \"t\"")
+                    return problem(path, n, "a \(type) line needs \"device\" and a numeric \"t\"")
                 }
                 let r: Int?
                 if s.isNull("region") || s.raw("region") == nil { r = nil } else {
@@ -81,7 +81,11 @@ public struct EvaluationReader {
                 }
                 let d = devices.id(name)
                 run.ensure(d)
-                run.locations[d].append(LocationChange(t: t, region: r))
+                if type == "live" {
+                    run.live[d].append(LocationChange(t: t, region: r))
+                } else {
+                    run.locations[d].append(LocationChange(t: t, region: r))
+                }
             case "visit":
                 guard let name = s.string("device"), let id = s.string("region"),
                       let entered = s.number("entered"), let exited = s.number("exited") else {

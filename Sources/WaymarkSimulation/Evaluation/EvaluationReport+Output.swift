@@ -30,6 +30,9 @@ extension EvaluationReport {
         lines.append(row("  … into no region p50 / p95 (s)") {
             secs($0.exitToNoRegionReportedP50, $0.exitToNoRegionReportedP95) + " (\($0.exitToNoRegionReportLatencies.count))"
         })
+        lines.append(row("live region published after p50 / p95 (s)") {
+            $0.liveLatencies.isEmpty ? "–" : secs($0.liveLatencyP50, $0.liveLatencyP95)
+        })
         lines.append(row("flaps per device-hour") { String(format: "%.2f", $0.flapsPerDeviceHour) })
         lines.append(row("  … between / in other / stationary") {
             "\($0.flapsBetweenRegions) / \($0.flapsInAnotherRegion) / \($0.flapsOfStationaryDevices)"
@@ -57,6 +60,8 @@ extension EvaluationReport {
             var exit_into_no_region_reported_p50_s: Double?
             var exit_into_no_region_reported_p95_s: Double?
             var exits_into_no_region: Int
+            var live_published_after_p50_s: Double?
+            var live_published_after_p95_s: Double?
             var flaps: Int
             var flaps_per_device_hour: Double
             var flaps_between_regions: Int
@@ -80,6 +85,8 @@ extension EvaluationReport {
                 exit_into_no_region_reported_p50_s = s.exitToNoRegionReportedP50
                 exit_into_no_region_reported_p95_s = s.exitToNoRegionReportedP95
                 exits_into_no_region = s.exitToNoRegionReportLatencies.count
+                live_published_after_p50_s = s.liveLatencyP50
+                live_published_after_p95_s = s.liveLatencyP95
                 flaps = s.flaps
                 flaps_per_device_hour = s.flapsPerDeviceHour
                 flaps_between_regions = s.flapsBetweenRegions

@@ -30,6 +30,11 @@ public import WaymarkCore
 ///   that to exits after which the device truly entered no region within `exit_delay_s` (it left
 ///   the venue or stood between regions): there the expected figure is `exit_delay_s` plus the
 ///   time to notice the device is no longer heard.
+/// - **Live region published after**: for each recorded change to a region (dated at the
+///   evidence, as the smoothed history decided it), how long until the live region (`live` lines,
+///   published at once by the engine) first showed that region: the first live report of it at or
+///   after the change, or 0 when the live region already showed it since the previous change.
+///   Only for outputs with `live` lines.
 /// - **Flaps per device-hour**: location changes to a region that the device was not truly in at
 ///   any time within `flapToleranceS` of the change, divided by the device-hours in the venue.
 ///   Each flap is also counted by kind: of a stationary device; of a moving device truly inside
@@ -77,6 +82,11 @@ public struct Evaluator: Sendable {
                 pathDevices += 1
             }
 
+            // Live latency.
+            if d < run.live.count && !run.live[d].isEmpty {
+                liveLatencies(recorded: locations, live: run.live[d], into: &score)
+            }
+
             // Flaps.
             var previous: Int?? = .none
             for change in locations {
@@ -103,7 +113,28 @@ public struct Evaluator: Sendable {
         score.exitLatencies.sort()
         score.exitReportLatencies.sort()
         score.exitToNoRegionReportLatencies.sort()
+        score.liveLatencies.sort()
         return score
+    }
+
+    func liveLatencies(recorded: [LocationChange], live: [LocationChange], into score: inout SystemScore) {
+        var previousChange = -Double.infinity
+        var previousRegion: Int?? = .none
+        for change in recorded {
+            defer { previousChange = change.t; previousRegion = .some(change.region) }
+            guard let region = change.region, previousRegion != .some(region) else { continue }
+            // The live region at the change, and whether it showed the region since the previous change.
+            var shownBefore = false
+            var current: Int? = nil
+            for l in live where l.t <= change.t {
+                current = l.region
+                if l.region == region && l.t >= previousChange { shownBefore = true }
+            }
+            if shownBefore || current == region { score.liveLatencies.append(0); continue }
+            if let first = live.first(where: { $0.t > change.t && $0.region == region }) {
+                score.liveLatencies.append(first.t - change.t)
+            }
+        }
     }
 
     /// Groups one device's true and recorded visits of each region into clusters linked by

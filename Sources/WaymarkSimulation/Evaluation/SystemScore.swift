@@ -15,6 +15,9 @@ public struct SystemScore: Hashable, Sendable {
     public var exitReportLatencies: [Double] = []
     /// The subset of `exitReportLatencies` for exits into no region (see `Evaluator`).
     public var exitToNoRegionReportLatencies: [Double] = []
+    /// Per recorded change to a region: how long after the time it is dated at (the evidence, as
+    /// the smoothed history decided) the live region first showed it (0 when it already did).
+    public var liveLatencies: [Double] = []
     public var flaps = 0
     /// `flaps` by kind (see `Evaluator`): of stationary devices, of moving devices truly inside
     /// another region, and of moving devices truly between regions.
@@ -37,6 +40,8 @@ public struct SystemScore: Hashable, Sendable {
     public var exitLatencyP95: Double? { Self.percentile(exitLatencies, 0.95) }
     public var exitReportedP50: Double? { Self.percentile(exitReportLatencies, 0.50) }
     public var exitReportedP95: Double? { Self.percentile(exitReportLatencies, 0.95) }
+    public var liveLatencyP50: Double? { Self.percentile(liveLatencies, 0.50) }
+    public var liveLatencyP95: Double? { Self.percentile(liveLatencies, 0.95) }
     public var exitToNoRegionReportedP50: Double? { Self.percentile(exitToNoRegionReportLatencies, 0.50) }
     public var exitToNoRegionReportedP95: Double? { Self.percentile(exitToNoRegionReportLatencies, 0.95) }
 

@@ -41,7 +41,8 @@ public struct SightingGenerator: Sendable {
     /// Fitted profiles: where the device was when each link's shadowing was last drawn.
     private var shadowX: [Double]
     private var shadowY: [Double]
-    /// Fitted profiles with walls: for each gateway, whether region r is anchored at it.
+    /// Fitted profiles with walls: for each gateway, whether it is in region r's room (anchored at
+    /// r or at another region of the same `room` on the same floor).
     private let gatewayInRegion: [[Bool]]
     /// Sightings generated but not yet safe to emit because a skewed clock may still produce
     /// earlier reported times.
@@ -74,7 +75,11 @@ public struct SightingGenerator: Sendable {
         shadowY = Array(repeating: 0, count: links)
         let site = scenario.site
         gatewayInRegion = site.gateways.indices.map { g in
-            site.regions.indices.map { site.regionsByGateway[g].contains($0) }
+            site.regions.indices.map { r in
+                site.regionsByGateway[g].contains { other in
+                    site.regions[other].room == site.regions[r].room && site.regions[other].floor == site.regions[r].floor
+                }
+            }
         }
         emitLag = max(0, -(scenario.clockSkewS.min() ?? 0))
     }

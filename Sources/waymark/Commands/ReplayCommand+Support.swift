@@ -133,10 +133,17 @@ struct Replay {
                 + "\(summary.lateLines) late batches, \(summary.unknownGateways) lines of unknown gateways"
             : "\(summary.sightings) sightings, \(summary.statusLines) status lines, \(summary.badLines) bad lines, "
                 + "\(summary.lateLines) late lines, \(summary.unknownGateways) lines of unknown gateways"
+        let cal = engine.calibration
+        let offsets = zip(engine.site.gateways, cal.gatewayOffsetDB).filter { abs($0.1) > VenueCalibration.offsetDeadZoneDB }
+            .map { "\($0.0.id) \(String(format: "%+.1f", $0.1))" }
         return """
         \(input): \(read); \
         engine: \(c.accepted) accepted, \(c.outliers) outliers, \(c.implausibleRSSI) implausible RSSI, \
-        \(c.implausibleTxPower) implausible tx power; \(engine.deviceCount) devices; wrote \(outputs.isEmpty ? "nothing" : outputs)
+        \(c.implausibleTxPower) implausible tx power; \(engine.deviceCount) devices; wrote \(outputs.isEmpty ? "nothing" : outputs); \
+        calibration: measured power \(String(format: "%+.1f", cal.powerCorrectionDB)) dB, path-loss exponent \
+        \(String(format: "%.2f", cal.pathLossExponent)), room loss \(String(format: "%.1f", cal.roomLossDB)) dB, \
+        gateway offsets beyond ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB: \(offsets.isEmpty ? "none" : offsets.joined(separator: ", ")) \
+        (from \(Int(cal.updates)) confident seconds)
         """
     }
 

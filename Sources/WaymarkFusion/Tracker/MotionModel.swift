@@ -1,0 +1,125 @@
+import WaymarkCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a device moves between the regions of its monitored set from one second to the next (the
+/// tracker's transition model, docs/fusion.md "Movement").
+///
+/// In `Δ` seconds a device leaves its region with probability `1 − exp(−Δ/typicalDwellS)`. Where
+/// it goes: each region adjacent in the beacon graph with the same weight (crossing into the
+/// next region's area takes no time from the boundary); a region further along the graph only if
+/// walking through the regions in between fits in `Δ`, with weight `exp(−T / (v·Δ))` where `T` is
+/// the length walked through them (the shortest path, less half of its first and last edges) and
+/// `v` the walking speed; a region not connected to it at all almost never (`jumpWeight`). So
+/// after a second only neighbours are plausible, after half a minute of silence anywhere a person
+/// could have walked to.
+struct MotionModel: Sendable {
+    /// How long a device typically stays in one region before moving on (s). Only its order of
+    /// magnitude matters (it sets what a change of region costs against the evidence).
+    static let typicalDwellS = 30.0
+    /// Weight of a move to a region with no path from the current one (a re-acquisition elsewhere
+    /// is the normal way to get there).
+    static let jumpWeight = 1e-6
+    /// Gaps longer than this are treated as this long (everything reachable is by then).
+    static let maxGapS = 120.0
+
+    let walkingSpeed: Double
+
+    /// The row-stochastic transition matrix over `set` (m × m, row = from) for a gap of `gap`
+    /// seconds, given the set's traversal lengths (m × m, `.infinity` where unconnected, 0 on the
+    /// diagonal and between neighbours) and adjacency.
+    func matrix(gap: Double, traversal: [Float], adjacent: [Bool], degree: [Float], m: Int) -> [Float] {
+        let dt = min(max(gap, 1), Self.maxGapS)
+        let stay = exp(-dt / Self.typicalDwellS)
+        let reach = walkingSpeed * dt
+        var out = [Float](repeating: 0, count: m * m)
+        var w = [Double](repeating: 0, count: m)
+        for i in 0..<m {
+            var total = 0.0
+            for j in 0..<m where j != i {
+                let t = traversal[i * m + j]
+                let v: Double
+                if adjacent[i * m + j] {
+                    v = 1 / Double(degree[i])
+                } else if t.isFinite {
+                    v = exp(-Double(t) / reach) / Double(degree[i])
+                } else {
+                    v = Self.jumpWeight
+                }
+                w[j] = v
+                total += v
+            }
+            out[i * m + i] = Float(m == 1 ? 1 : stay)
+            guard m > 1, total > 0 else { out[i * m + i] = 1; continue }
+            for j in 0..<m where j != i { out[i * m + j] = Float((1 - stay) * w[j] / total) }
+        }
+        return out
+    }
+}
+
+/// The beacon graph's distances as the motion model needs them, per monitored set.
+struct SetTopology: Sendable {
+    /// m × m: length walked through the regions between two members (0 for neighbours and on the
+    /// diagonal, +∞ when not connected within the search).
+    var traversal: [Float]
+    var adjacent: [Bool]
+    /// Each member's number of neighbours in the whole graph (at least 1).
+    var degree: [Float]
+    /// The transition matrix for one second.
+    var oneSecond: [Float]
+
+    /// For every region, its monitored set's topology.
+    static func build(site: Site, sets: [[Int32]], motion: MotionModel) -> [SetTopology] {
+        let graph = site.graph
+        let limit = 4 * (sets.map(\.count).max() ?? 1) + 4
+        // Per region: traversal length to the regions within `limit` of it by path length.
+        var traversalFrom: [[Int32: Float]] = []
+        traversalFrom.reserveCapacity(graph.regionCount)
+        for source in 0..<graph.regionCount {
+            traversalFrom.append(traversals(from: source, graph: graph, limit: limit))
+        }
+        return sets.map { set in
+            let m = set.count
+            var t = [Float](repeating: .infinity, count: m * m)
+            var adj = [Bool](repeating: false, count: m * m)
+            for i in 0..<m {
+                for j in 0..<m {
+                    if i == j { t[i * m + j] = 0; continue }
+                    adj[i * m + j] = graph.areAdjacent(Int(set[i]), Int(set[j]))
+                    if let v = traversalFrom[Int(set[i])][set[j]] { t[i * m + j] = v }
+                }
+            }
+            let degree = set.map { Float(max(1, graph.adjacency[Int($0)].count)) }
+            return SetTopology(traversal: t, adjacent: adj, degree: degree,
+                               oneSecond: motion.matrix(gap: 1, traversal: t, adjacent: adj, degree: degree, m: m))
+        }
+    }
+
+    /// Dijkstra from `source` over at most `limit` regions, keeping for each the length of the
+    /// first and of the last edge of its shortest path: traversal = length − (first + last) / 2.
+    static func traversals(from source: Int, graph: BeaconGraph, limit: Int) -> [Int32: Float] {
+        var best: [Int: (d: Double, first: Double, last: Double)] = [source: (0, 0, 0)]
+        var settled = Set<Int>()
+        var out: [Int32: Float] = [:]
+        while settled.count < limit {
+            var pick = -1, pickD = Double.infinity
+            for (r, v) in best where !settled.contains(r) && v.d < pickD { pick = r; pickD = v.d }
+            guard pick >= 0, let here = best[pick] else { break }
+            settled.insert(pick)
+            if pick != source { out[Int32(pick)] = Float(max(0, here.d - (here.first + here.last) / 2)) }
+            for n in graph.adjacency[pick] where !settled.contains(n.region) {
+                let d = here.d + n.lengthM
+                if d < best[n.region]?.d ?? .infinity {
+                    best[n.region] = (d, pick == source ? n.lengthM : here.first, n.lengthM)
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,190 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The probabilistic current-region tracker of one device (docs/fusion.md): a hidden Markov model
+/// over the regions of the device's monitored set, in steps of one second of evidence time.
+///
+/// Readings are gathered per second (`add`); when a later second begins the second is closed:
+/// its likelihood per region (`EvidenceModel`), a forward-filter step through the movement model
+/// (`MotionModel`) gives the **live** probabilities at once, and the second joins the `pending`
+/// ones. Once `lag` later seconds have been closed, the oldest pending second is **smoothed** with
+/// their evidence (a backward pass) and becomes final: that is the recorded history. Probabilities
+/// are kept normalised in linear space (each step renormalises; likelihoods are scaled by their
+/// maximum before leaving log space), so nothing under- or overflows.
+///
+/// The probability vectors are aligned with `DeviceState.slots` (index i is slot i's region);
+/// `remap` follows a rotation of the set.
+struct RegionTracker: Sendable, Hashable, Codable {
+    struct Heard: Sendable, Hashable, Codable {
+        var gateway: Int32
+        var sum: Float
+        var count: Float
+    }
+
+    /// The open second (whole seconds of evidence time); `Int64.min` when none is open.
+    var openSecond: Int64 = .min
+    /// Time of the first reading of the open second.
+    var openTime: Double = 0
+    /// Gateways that heard the device in the open second (RSSI after the site's offsets).
+    var heard: [Heard] = []
+    /// Sum of the readings' measured power, for their mean.
+    var powerSum: Double = 0
+    /// Filtered probabilities after the last closed second.
+    var alpha: [Float] = []
+    /// The last closed second.
+    var lastSecond: Int64 = .min
+    /// Pending seconds, oldest first: first-evidence time, gap (s) since the second before it,
+    /// likelihood (m each) and filtered probabilities (m each).
+    var pendingTime: [Double] = []
+    var pendingGap: [Float] = []
+    var pendingLikelihood: [Float] = []
+    var pendingAlpha: [Float] = []
+
+    var stateCount: Int { alpha.count }
+    var hasOpenSecond: Bool { openSecond != .min }
+    var pendingCount: Int { pendingTime.count }
+
+    /// Adds one reading to the open second (which the caller has opened or closed as needed).
+    mutating func add(gateway: Int32, rssi: Float, weight: Float, power: Double, at t: Double) {
+        let second = Int64(t.rounded(.down))
+        if openSecond == .min {
+            openSecond = second
+            openTime = t
+            powerSum = 0
+        }
+        openTime = min(openTime, t)
+        powerSum += power * Double(weight)
+        if let i = heard.firstIndex(where: { $0.gateway == gateway }) {
+            heard[i].sum += rssi * weight
+            heard[i].count += weight
+        } else {
+            heard.append(Heard(gateway: gateway, sum: rssi * weight, count: weight))
+        }
+    }
+
+    /// Starts over with `m` states, all probability on `state` (or spread evenly when nil).
+    mutating func reset(states m: Int, on state: Int?) {
+        alpha = [Float](repeating: state == nil ? 1 / Float(max(m, 1)) : 0, count: m)
+        if let state, state < m { alpha[state] = 1 }
+        pendingTime.removeAll(); pendingGap.removeAll(); pendingLikelihood.removeAll(); pendingAlpha.removeAll()
+        lastSecond = .min
+    }
+
+    /// Follows a new monitored set: `map[i]` is the old index of new state i, or nil for a region
+    /// that just joined (it gets a small share now and, in the pending seconds, the least likely
+    /// region's likelihood: no evidence was weighed for it).
+    mutating func remap(_ map: [Int?]) {
+        let m = map.count, old = alpha.count
+        guard old > 0 else { reset(states: m, on: nil); return }
+        let fresh: Float = 1e-3
+        var a = [Float](repeating: 0, count: m)
+        for (i, o) in map.enumerated() { a[i] = o.map { alpha[$0] } ?? fresh }
+        alpha = Self.normalised(a)
+        let n = pendingCount
+        var lik = [Float](repeating: 0, count: n * m), pa = [Float](repeating: 0, count: n * m)
+        for p in 0..<n {
+            let row = pendingLikelihood[(p * old)..<((p + 1) * old)]
+            let floor = row.min() ?? 0
+            for (i, o) in map.enumerated() {
+                lik[p * m + i] = o.map { pendingLikelihood[p * old + $0] } ?? floor
+                pa[p * m + i] = o.map { pendingAlpha[p * old + $0] } ?? fresh
+            }
+            let s = pa[(p * m)..<((p + 1) * m)].reduce(0, +)
+            if s > 0 { for i in 0..<m { pa[p * m + i] /= s } }
+        }
+        pendingLikelihood = lik
+        pendingAlpha = pa
+    }
+
+    /// Sizes the pending arrays for `lag` + 1 seconds of `m` states, so they never grow by doubling
+    /// (per-device memory is part of the engine's budget).
+    mutating func reserve(lag: Int) {
+        let m = alpha.count, n = lag + 1
+        if pendingTime.capacity < n { pendingTime.reserveCapacity(n); pendingGap.reserveCapacity(n) }
+        if pendingLikelihood.capacity < n * m {
+            pendingLikelihood.reserveCapacity(n * m)
+            pendingAlpha.reserveCapacity(n * m)
+        }
+    }
+
+    /// Closes the open second given its likelihood per state and the transition matrix for the
+    /// gap since the last closed second (nil: first second, the prior is `alpha` as it stands).
+    /// Returns the filtered probabilities.
+    mutating func close(likelihood: [Float], transition: [Float]?) {
+        let m = alpha.count
+        var a = alpha
+        if let transition {
+            a = [Float](repeating: 0, count: m)
+            for i in 0..<m where alpha[i] > 0 {
+                let p = alpha[i], row = i * m
+                for j in 0..<m { a[j] += p * transition[row + j] }
+            }
+        }
+        for j in 0..<m { a[j] *= likelihood[j] }
+        let sum = a.reduce(0, +)
+        // Evidence that contradicts every state (sum 0 after underflow): trust the evidence.
+        alpha = sum > 0 && sum.isFinite ? a.map { $0 / sum } : Self.normalised(likelihood)
+        pendingTime.append(openTime)
+        pendingGap.append(Float(lastSecond == .min ? 1 : Double(openSecond - lastSecond)))
+        pendingLikelihood.append(contentsOf: likelihood)
+        pendingAlpha.append(contentsOf: alpha)
+        lastSecond = openSecond
+        openSecond = .min
+        heard.removeAll(keepingCapacity: true)
+    }
+
+    /// Smooths the oldest pending second with the evidence of every later pending second and
+    /// removes it: its first-evidence time and smoothed probabilities. `transition(gap)` gives
+    /// the matrix for a gap.
+    mutating func finalizeOldest(transition: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
+        let m = alpha.count, n = pendingCount
+        var beta = [Float](repeating: 1, count: m)
+        var next = [Float](repeating: 0, count: m)
+        var p = n - 1
+        while p >= 1 {
+            let t = transition(pendingGap[p])
+            for i in 0..<m {
+                var s: Float = 0
+                let row = i * m
+                for j in 0..<m { s += t[row + j] * pendingLikelihood[p * m + j] * beta[j] }
+                next[i] = s
+            }
+            let total = next.reduce(0, +)
+            if total > 0 && total.isFinite { for i in 0..<m { beta[i] = next[i] / total } }
+            p -= 1
+        }
+        var post = [Float](repeating: 0, count: m)
+        for i in 0..<m { post[i] = pendingAlpha[i] * beta[i] }
+        let time = pendingTime[0]
+        pendingTime.removeFirst()
+        pendingGap.removeFirst()
+        pendingLikelihood.removeFirst(m)
+        pendingAlpha.removeFirst(m)
+        return (time, Self.normalised(post))
+    }
+
+    static func normalised(_ v: [Float]) -> [Float] {
+        let s = v.reduce(0, +)
+        guard s > 0 && s.isFinite else { return [Float](repeating: 1 / Float(max(v.count, 1)), count: v.count) }
+        return v.map { $0 / s }
+    }
+
+    /// Index and value of the largest entry (the first on ties), or nil when empty.
+    static func argmax(_ v: [Float]) -> (index: Int, p: Float)? {
+        guard !v.isEmpty else { return nil }
+        var best = 0
+        for i in 1..<v.count where v[i] > v[best] { best = i }
+        return (best, v[best])
+    }
+
+    /// Bytes of its arrays, by capacity (memory accounting).
+    var footprintBytes: Int {
+        heard.capacity * MemoryLayout<Heard>.stride + alpha.capacity * 4 + pendingTime.capacity * 8
+            + pendingGap.capacity * 4 + (pendingLikelihood.capacity + pendingAlpha.capacity) * 4 + 6 * 32
+    }
+}

@@ -1,0 +1,181 @@
+/// What the engine has learned about the venue's radio from the readings themselves
+/// (self-calibration, docs/fusion.md "Self-calibration"): bounded, slowly adapting estimates of
+///
+/// - the **measured-power correction**: dB added to every device's measured power (advertised or
+///   `default_measured_power_dbm`), so that a venue whose receivers all read hotter or colder than
+///   the tags' calibration still gets right distances;
+/// - the **path-loss exponent** n and the **room loss** W (dB lost to a gateway outside the
+///   device's room), from a regression of each second's readings on the model, centred within the
+///   second so that the device's own level drops out, with a Gaussian prior (n: the site's
+///   `path_loss_exponent` ± 0.5, W: 5 ± 3 dB);
+/// - **per-gateway offsets**: each gateway's mean deviation from the model, relative to the other
+///   gateways. Only the part beyond ±`offsetDeadZoneDB` is applied: a few dB of deviation is as
+///   likely to be where the gateway hangs (a wall, a corner) as its hardware, and correcting it
+///   made room-level accuracy worse on real data; a gateway that reads 8 dB hot is corrected by 5.
+///
+/// Only seconds in which the tracker is at least `minConfidence` sure of the region teach it.
+/// Saved with the engine's checkpoint; shown in the aggregator's metrics; `waymark site calibrate`
+/// prints it with its uncertainty and can write it into the site file.
+public struct VenueCalibration: Hashable, Sendable, Codable {
+    public internal(set) var powerCorrectionDB: Double = 0
+    public internal(set) var pathLossExponent: Double
+    public internal(set) var roomLossDB: Double = Self.roomLossPrior
+    /// Offsets learned per gateway (dB, before the dead zone; relative to the gateways' mean).
+    public internal(set) var gatewayOffsetDB: [Double]
+    /// Seconds of evidence that taught it.
+    public internal(set) var updates: Double = 0
+
+    // Sufficient statistics (decayed).
+    var powerMean = 0.0, powerSquare = 0.0
+    var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0, syy = 0.0, regressionCount = 0.0
+    var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
+    /// The offsets applied now (dead zone and mean removed), by gateway.
+    var applied: [Float]
+    /// The prior path-loss exponent (the site's).
+    let exponentPrior: Double
+
+    static let minConfidence: Float = 0.9
+    static let roomLossPrior = 5.0, roomLossPriorSD = 3.0, exponentPriorSD = 0.5
+    static let exponentRange = 1.6...3.5, roomLossRange = 0.0...10.0
+    public static let offsetDeadZoneDB = 3.0
+    static let offsetLimitDB = 15.0, powerLimitDB = 20.0
+    /// Readings the regression remembers (older ones decay away).
+    static let regressionMemory = 20_000.0
+    /// Confident seconds the power correction and each offset average over once warmed up.
+    static let powerMemory = 50.0, offsetMemory = 500.0
+
+    init(gatewayCount: Int, pathLossExponent: Double) {
+        self.pathLossExponent = pathLossExponent
+        exponentPrior = pathLossExponent
+        gatewayOffsetDB = Array(repeating: 0, count: gatewayCount)
+        offsetSum = gatewayOffsetDB
+        offsetSquare = gatewayOffsetDB
+        offsetCount = gatewayOffsetDB
+        applied = Array(repeating: 0, count: gatewayCount)
+    }
+
+    /// One confident second: the region's readings (gateway, RSSI after the site's offset), the
+    /// common offset `b` the tracker fitted for that region, and the device's measured power
+    /// (before this correction).
+    mutating func learn(region r: Int, readings: [(gateway: Int32, rssi: Float)], b: Float, measuredPower: Double,
+                        tables: TrackerTables) {
+        updates += 1
+        let rate = max(1 / Self.powerMemory, 1 / updates)
+        let shift = Double(b)
+        powerMean += rate * (shift - powerMean)
+        powerSquare += rate * (shift * shift - powerSquare)
+        powerCorrectionDB = min(max(powerCorrectionDB + rate * shift, -Self.powerLimitDB), Self.powerLimitDB)
+
+        let G = tables.gatewayCount
+        let level = measuredPower + powerCorrectionDB + shift
+        guard readings.count >= 2 else { return }
+        var mx = 0.0, mz = 0.0, my = 0.0
+        for (g, rssi) in readings {
+            mx += Double(tables.logDistance[r * G + Int(g)])
+            mz -= Double(tables.otherRoom[r * G + Int(g)])
+            my += Double(rssi)
+        }
+        let k = Double(readings.count)
+        mx /= k; mz /= k; my /= k
+        let decay = max(0, 1 - k / Self.regressionMemory)
+        sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay; syy *= decay
+        regressionCount = regressionCount * decay + k
+        for (g, rssi) in readings {
+            let x = Double(tables.logDistance[r * G + Int(g)]) - mx
+            let z = -Double(tables.otherRoom[r * G + Int(g)]) - mz
+            let y = Double(rssi) - my
+            sxx += x * x; sxz += x * z; szz += z * z; sxy += x * y; szy += z * y; syy += y * y
+            // The gateway's deviation from the model, without any learned offset.
+            let expected = level + pathLossExponent * Double(tables.logDistance[r * G + Int(g)])
+                - roomLossDB * Double(tables.otherRoom[r * G + Int(g)])
+            let residual = Double(rssi) - expected
+            let gi = Int(g)
+            offsetCount[gi] += 1
+            let w = max(1 / Self.offsetMemory, 1 / offsetCount[gi])
+            offsetSum[gi] += w * (residual - offsetSum[gi])
+            offsetSquare[gi] += w * (residual * residual - offsetSquare[gi])
+        }
+    }
+
+    /// Solves the regression and recomputes the applied offsets (the engine calls it about once a
+    /// second of evidence).
+    mutating func refresh() {
+        let s2 = Double(EvidenceModel.sigmaDB * EvidenceModel.sigmaDB)
+        let pn = s2 / (Self.exponentPriorSD * Self.exponentPriorSD), pw = s2 / (Self.roomLossPriorSD * Self.roomLossPriorSD)
+        let a = sxx + pn, b = sxz, c = szz + pw
+        let u = sxy + pn * exponentPrior, v = szy + pw * Self.roomLossPrior
+        let det = a * c - b * b
+        if det > 0 {
+            pathLossExponent = min(max((c * u - b * v) / det, Self.exponentRange.lowerBound), Self.exponentRange.upperBound)
+            roomLossDB = min(max((a * v - b * u) / det, Self.roomLossRange.lowerBound), Self.roomLossRange.upperBound)
+        }
+        var mean = 0.0, n = 0.0
+        for g in offsetSum.indices where offsetCount[g] >= 50 { mean += offsetSum[g]; n += 1 }
+        mean = n > 0 ? mean / n : 0
+        for g in offsetSum.indices {
+            guard offsetCount[g] >= 50 else { gatewayOffsetDB[g] = 0; applied[g] = 0; continue }
+            let o = min(max(offsetSum[g] - mean, -Self.offsetLimitDB), Self.offsetLimitDB)
+            gatewayOffsetDB[g] = o
+            let beyond = max(0, abs(o) - Self.offsetDeadZoneDB)
+            applied[g] = Float(o < 0 ? -beyond : beyond)
+        }
+    }
+
+    /// The offset (dB) the engine adds to gateway `g`'s readings on top of its site offset.
+    @inline(__always)
+    func appliedOffset(_ g: Int) -> Float { g < applied.count ? applied[g] : 0 }
+
+    /// Standard errors of the estimates (dB, or unitless for the exponent), for `site calibrate`.
+    public var uncertainty: (powerDB: Double, exponent: Double, roomLossDB: Double, gatewayDB: [Double]) {
+        let s2 = Double(EvidenceModel.sigmaDB * EvidenceModel.sigmaDB)
+        let pn = s2 / (Self.exponentPriorSD * Self.exponentPriorSD), pw = s2 / (Self.roomLossPriorSD * Self.roomLossPriorSD)
+        let a = sxx + pn, b = sxz, c = szz + pw, det = a * c - b * b
+        let powerSD = (max(0, powerSquare - powerMean * powerMean) / max(1, min(updates, Self.powerMemory))).squareRoot()
+        let gw = offsetSum.indices.map { g in
+            offsetCount[g] > 1
+                ? (max(0, offsetSquare[g] - offsetSum[g] * offsetSum[g]) / min(offsetCount[g], Self.offsetMemory)).squareRoot()
+                : Double.infinity
+        }
+        return (powerSD, det > 0 ? (s2 * c / det).squareRoot() : .infinity, det > 0 ? (s2 * a / det).squareRoot() : .infinity, gw)
+    }
+
+    /// Readings behind each gateway's offset.
+    public var gatewayReadings: [Double] { offsetCount }
+}
+
+/// The venue calibration as saved in a checkpoint: per-gateway figures keyed by gateway id, so a
+/// checkpoint survives edits to the site file (a gateway that is gone is dropped, a new one starts
+/// at 0).
+public struct CalibrationCheckpoint: Codable, Sendable, Hashable {
+    var gateways: [String]
+    var calibration: VenueCalibration
+}
+
+extension FusionEngine {
+    /// The venue calibration, for the aggregator's checkpoint.
+    public func calibrationCheckpoint() -> CalibrationCheckpoint {
+        CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: calibration)
+    }
+
+    /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent
+    /// stays the current site's).
+    public mutating func restore(calibration saved: CalibrationCheckpoint) {
+        var c = VenueCalibration(gatewayCount: site.gateways.count, pathLossExponent: site.fusion.pathLossExponent)
+        let s = saved.calibration
+        c.powerCorrectionDB = s.powerCorrectionDB
+        c.pathLossExponent = s.pathLossExponent
+        c.roomLossDB = s.roomLossDB
+        c.updates = s.updates
+        c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
+        c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy; c.syy = s.syy
+        c.regressionCount = s.regressionCount
+        for (i, id) in saved.gateways.enumerated() {
+            guard let g = site.gatewayIndex(id), i < s.offsetSum.count, i < s.offsetCount.count, i < s.offsetSquare.count else { continue }
+            c.offsetSum[g] = s.offsetSum[i]
+            c.offsetSquare[g] = s.offsetSquare[i]
+            c.offsetCount[g] = s.offsetCount[i]
+        }
+        c.refresh()
+        calibration = c
+    }
+}
