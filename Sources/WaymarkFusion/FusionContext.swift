@@ -37,7 +37,7 @@ final class FusionContext: Sendable {
         let shrink = pow10(-p.exitMarginDB / (10 * p.pathLossExponent))
         stayRadius = site.regions.map { $0.radiusM * shrink }
         gatewayIDs = site.gateways.map(\.id)
-        gatewayOffset = site.gateways.map(\.rssiOffsetDB)
+        gatewayOffset = site.gateways.map { $0.rssiOffsetDB + (site.calibration.gatewayOffsetsDB[$0.id] ?? 0) }
         gatewayRegions = site.regionsByGateway.map { $0.map(Int32.init) }
         graph = site.graph
         monitoredSets = site.regions.indices.map { r in

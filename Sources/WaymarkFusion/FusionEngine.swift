@@ -36,7 +36,7 @@ public struct FusionEngine: Sendable {
         self.site = site
         self.ctx = FusionContext(site: site)
         self.health = Array(repeating: GatewayHealth(), count: site.gateways.count)
-        self.calibration = VenueCalibration(gatewayCount: site.gateways.count, pathLossExponent: site.fusion.pathLossExponent)
+        self.calibration = VenueCalibration(site: site)
     }
 
     /// The handle of `device`, creating its state on first use. Handles are small integers valid

@@ -36,8 +36,8 @@ struct ReplayCommandTests {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         let types = Set(records.compactMap { $0["type"] as? String })
-        #expect(types.isSubset(of: ["state", "location", "visit", "monitored", "journey"]), "\(types)")
-        #expect(types.isSuperset(of: ["state", "location", "visit", "journey"]), "\(types)")
+        #expect(types.isSubset(of: ["state", "location", "live", "visit", "monitored", "journey"]), "\(types)")
+        #expect(types.isSuperset(of: ["state", "location", "live", "visit", "journey"]), "\(types)")
         #expect(records.allSatisfy { ($0["t"] as? Double).map { $0 > 1.7e9 } ?? false })
         #expect(Set(records.compactMap { $0["device"] as? String }).count == 6)
 

@@ -10,6 +10,8 @@ public struct Site: Sendable {
     public let fusion: FusionParameters
     /// Defaults for `waymark simulate` (the `simulation:` section).
     public let simulation: SimulationSettings
+    /// What `waymark site calibrate --write` measured (the `calibration:` section).
+    public let calibration: SiteCalibration
     public let graph: BeaconGraph
 
     private let gatewayIndexByID: [String: Int]
@@ -18,7 +20,9 @@ public struct Site: Sendable {
     public let regionsByGateway: [[Int]]
 
     init(id: String, gateways: [Gateway], regions: [Region], edges: [RegionEdge],
-         tracking: TrackingRules, fusion: FusionParameters, simulation: SimulationSettings = .init()) {
+         tracking: TrackingRules, fusion: FusionParameters, simulation: SimulationSettings = .init(),
+         calibration: SiteCalibration = .init()) {
+        self.calibration = calibration
         self.id = id
         self.gateways = gateways
         self.regions = regions

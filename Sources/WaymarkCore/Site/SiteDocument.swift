@@ -8,6 +8,7 @@ public struct SiteDocument: Decodable, Sendable {
     public var tracking: TrackingEntry?
     public var fusion: FusionParameters?
     public var simulation: SimulationEntry?
+    public var calibration: CalibrationEntry?
 
     /// `simulation: { radio: ideal | indoor | harsh, walls: true | false }`.
     public struct SimulationEntry: Decodable, Sendable {
@@ -107,7 +108,7 @@ public struct SiteDocument: Decodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case site, gateways, regions, edges, tracking, fusion, simulation
+        case site, gateways, regions, edges, tracking, fusion, simulation, calibration
     }
 
     /// Allowed keys per mapping in the file, for the loader's unknown-key check. The key of the
@@ -122,5 +123,6 @@ public struct SiteDocument: Decodable, Sendable {
         "tracking.ibeacons[]": IBeaconEntry.CodingKeys.allCases.map(\.rawValue),
         "fusion": FusionParameters.keys,
         "simulation": SimulationEntry.CodingKeys.allCases.map(\.rawValue),
+        "calibration": CalibrationEntry.CodingKeys.allCases.map(\.rawValue),
     ]
 }

@@ -152,8 +152,12 @@ public enum SiteValidator {
             }
         }
 
+        // calibration
+        let (calibration, calibrationProblems) = Self.calibration(doc.calibration, gateways: Set(gateways.map(\.id)))
+        for (path, message) in calibrationProblems { error(path, message) }
+
         let site = Site(id: siteID, gateways: gateways, regions: regions, edges: edges, tracking: tracking, fusion: fusion,
-                        simulation: simulation)
+                        simulation: simulation, calibration: calibration)
 
         // graph connectivity (a warning: a venue may have separate wings on purpose)
         if !regions.isEmpty && diags.allSatisfy({ $0.severity != .error }) {

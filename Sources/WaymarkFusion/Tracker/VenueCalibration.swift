@@ -1,3 +1,5 @@
+public import WaymarkCore
+
 /// What the engine has learned about the venue's radio from the readings themselves
 /// (self-calibration, docs/fusion.md "Self-calibration"): bounded, slowly adapting estimates of
 ///
@@ -19,7 +21,7 @@
 public struct VenueCalibration: Hashable, Sendable, Codable {
     public internal(set) var powerCorrectionDB: Double = 0
     public internal(set) var pathLossExponent: Double
-    public internal(set) var roomLossDB: Double = Self.roomLossPrior
+    public internal(set) var roomLossDB: Double
     /// Offsets learned per gateway (dB, before the dead zone; relative to the gateways' mean).
     public internal(set) var gatewayOffsetDB: [Double]
     /// Seconds of evidence that taught it.
@@ -29,13 +31,16 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     var powerMean = 0.0, powerSquare = 0.0
     var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0, syy = 0.0, regressionCount = 0.0
     var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
-    /// The offsets applied now (dead zone and mean removed), by gateway.
+    /// The corrections added to each gateway's readings now (minus its deviation beyond the dead
+    /// zone, relative to the gateways' mean).
     var applied: [Float]
-    /// The prior path-loss exponent (the site's).
+    /// The priors: the site's path-loss exponent and room loss (its `calibration:` section, else
+    /// `fusion.path_loss_exponent` and 5 dB).
     let exponentPrior: Double
+    let roomLossPrior: Double
 
     static let minConfidence: Float = 0.9
-    static let roomLossPrior = 5.0, roomLossPriorSD = 3.0, exponentPriorSD = 0.5
+    static let defaultRoomLossDB = 5.0, roomLossPriorSD = 3.0, exponentPriorSD = 0.5
     static let exponentRange = 1.6...3.5, roomLossRange = 0.0...10.0
     public static let offsetDeadZoneDB = 3.0
     static let offsetLimitDB = 15.0, powerLimitDB = 20.0
@@ -44,9 +49,12 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// Confident seconds the power correction and each offset average over once warmed up.
     static let powerMemory = 50.0, offsetMemory = 500.0
 
-    init(gatewayCount: Int, pathLossExponent: Double) {
+    init(gatewayCount: Int, pathLossExponent: Double, roomLossDB: Double = Self.defaultRoomLossDB, powerCorrectionDB: Double = 0) {
         self.pathLossExponent = pathLossExponent
         exponentPrior = pathLossExponent
+        self.roomLossDB = roomLossDB
+        roomLossPrior = roomLossDB
+        self.powerCorrectionDB = powerCorrectionDB
         gatewayOffsetDB = Array(repeating: 0, count: gatewayCount)
         offsetSum = gatewayOffsetDB
         offsetSquare = gatewayOffsetDB
@@ -103,7 +111,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         let s2 = Double(EvidenceModel.sigmaDB * EvidenceModel.sigmaDB)
         let pn = s2 / (Self.exponentPriorSD * Self.exponentPriorSD), pw = s2 / (Self.roomLossPriorSD * Self.roomLossPriorSD)
         let a = sxx + pn, b = sxz, c = szz + pw
-        let u = sxy + pn * exponentPrior, v = szy + pw * Self.roomLossPrior
+        let u = sxy + pn * exponentPrior, v = szy + pw * roomLossPrior
         let det = a * c - b * b
         if det > 0 {
             pathLossExponent = min(max((c * u - b * v) / det, Self.exponentRange.lowerBound), Self.exponentRange.upperBound)
@@ -116,17 +124,29 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
             guard offsetCount[g] >= 50 else { gatewayOffsetDB[g] = 0; applied[g] = 0; continue }
             let o = min(max(offsetSum[g] - mean, -Self.offsetLimitDB), Self.offsetLimitDB)
             gatewayOffsetDB[g] = o
+            // The correction added to its readings: a gateway reading hot is turned down.
             let beyond = max(0, abs(o) - Self.offsetDeadZoneDB)
-            applied[g] = Float(o < 0 ? -beyond : beyond)
+            applied[g] = Float(o < 0 ? beyond : -beyond)
         }
     }
 
-    /// The offset (dB) the engine adds to gateway `g`'s readings on top of its site offset.
+    /// The correction (dB) the engine adds to gateway `g`'s readings on top of its site offset.
     @inline(__always)
     func appliedOffset(_ g: Int) -> Float { g < applied.count ? applied[g] : 0 }
 
+    /// The corrections applied now, by gateway index (for `waymark site calibrate --write`).
+    public var appliedCorrectionsDB: [Double] { applied.map(Double.init) }
+
     /// Standard errors of the estimates (dB, or unitless for the exponent), for `site calibrate`.
+    /// Consecutive seconds are correlated: only `EvidenceModel.evidenceWeight` of them count as
+    /// independent, which widens each error by 1/√0.4.
     public var uncertainty: (powerDB: Double, exponent: Double, roomLossDB: Double, gatewayDB: [Double]) {
+        let raw = rawUncertainty
+        let k = (1 / Double(EvidenceModel.evidenceWeight)).squareRoot()
+        return (raw.powerDB * k, raw.exponent * k, raw.roomLossDB * k, raw.gatewayDB.map { $0 * k })
+    }
+
+    var rawUncertainty: (powerDB: Double, exponent: Double, roomLossDB: Double, gatewayDB: [Double]) {
         let s2 = Double(EvidenceModel.sigmaDB * EvidenceModel.sigmaDB)
         let pn = s2 / (Self.exponentPriorSD * Self.exponentPriorSD), pw = s2 / (Self.roomLossPriorSD * Self.roomLossPriorSD)
         let a = sxx + pn, b = sxz, c = szz + pw, det = a * c - b * b
@@ -141,6 +161,16 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     /// Readings behind each gateway's offset.
     public var gatewayReadings: [Double] { offsetCount }
+}
+
+extension VenueCalibration {
+    /// The starting point for `site`: its `calibration:` section, else the `fusion:` defaults.
+    init(site: Site) {
+        self.init(gatewayCount: site.gateways.count,
+                  pathLossExponent: site.calibration.pathLossExponent ?? site.fusion.pathLossExponent,
+                  roomLossDB: site.calibration.roomLossDB ?? Self.defaultRoomLossDB,
+                  powerCorrectionDB: site.calibration.measuredPowerOffsetDB)
+    }
 }
 
 /// The venue calibration as saved in a checkpoint: per-gateway figures keyed by gateway id, so a
@@ -160,7 +190,7 @@ extension FusionEngine {
     /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent
     /// stays the current site's).
     public mutating func restore(calibration saved: CalibrationCheckpoint) {
-        var c = VenueCalibration(gatewayCount: site.gateways.count, pathLossExponent: site.fusion.pathLossExponent)
+        var c = VenueCalibration(site: site)
         let s = saved.calibration
         c.powerCorrectionDB = s.powerCorrectionDB
         c.pathLossExponent = s.pathLossExponent

@@ -38,6 +38,8 @@ struct Replay {
     private var out: [FusionOutput] = []
     private var unknownGatewaysReported = Set<String>()
     var summary = Summary()
+    /// What the engine learned about the venue's radio so far.
+    var calibration: VenueCalibration { engine.calibration }
 
     init(site: Site, inputName: String, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter) {
         self.inputName = inputName
@@ -228,10 +230,13 @@ final class LineReader {
 
 /// Buffered JSONL output.
 final class OutputWriter {
-    private let handle: FileHandle
+    private let handle: FileHandle?
     private var buffer = Data()
 
     init(handle: FileHandle) { self.handle = handle }
+
+    /// A writer that keeps nothing (`waymark site calibrate` needs the engine, not its output).
+    init() { handle = nil }
 
     init?(path: String) {
         guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else { return nil }
@@ -239,13 +244,14 @@ final class OutputWriter {
     }
 
     func write(_ line: Data) {
+        guard handle != nil else { return }
         buffer.append(line)
         buffer.append(0x0A)
         if buffer.count >= 1 << 16 { flush() }
     }
 
     func flush() {
-        handle.write(buffer)
+        handle?.write(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 }

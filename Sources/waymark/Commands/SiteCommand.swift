@@ -4,7 +4,7 @@ import WaymarkCore
 
 struct SiteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "site", abstract: "Work with site files.", subcommands: [Check.self])
+        commandName: "site", abstract: "Work with site files.", subcommands: [Check.self, Calibrate.self])
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(

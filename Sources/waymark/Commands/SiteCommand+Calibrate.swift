@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import WaymarkConfig
+import WaymarkCore
+import WaymarkFusion
+
+extension SiteCommand {
+    /// `waymark site calibrate`: the engine's self-calibration over a recording, printed with its
+    /// uncertainty, and optionally written into the site file's `calibration:` section.
+    struct Calibrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Learn the venue's radio calibration from a recording and print it (or write it into the site file).",
+            discussion: """
+            Runs the fusion engine over the sightings (as `waymark replay` does, with --batches for edge batches) \
+            and prints what its self-calibration learned: the measured-power correction, the path-loss exponent, \
+            the room loss and each gateway's deviation from the model, with standard errors (docs/fusion.md). \
+            With --write the site file's `calibration:` section is replaced (or added at the end) with these values, \
+            leaving the rest of the file as it is; the engine then starts from them.
+            """)
+
+        @Option(help: "The site file (YAML).") var site: String
+        @Option(help: "The sightings file (JSONL), or edge batches with --batches.") var input: String
+        @Flag(help: "The input holds edge batches (one SightingBatch per line).") var batches = false
+        @Flag(help: "Write the values into the site file's calibration: section.") var write = false
+
+        func run() throws {
+            let loaded = try loadSiteOrExit(site)
+            guard let reader = LineReader(path: input) else {
+                printError("\(input): cannot open the sightings file")
+                throw ExitCode(1)
+            }
+            var replay = Replay(site: loaded, inputName: input, reorderWindow: 5, includeTransitions: false, writer: OutputWriter())
+            let decoder = JSONDecoder()
+            while let (number, line) = reader.next() {
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                do {
+                    if batches {
+                        replay.accept(batch: try decoder.decode(SightingBatch.self, from: Data(line)), line: number)
+                    } else {
+                        replay.accept(try ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)), line: number)
+                    }
+                } catch {
+                    replay.summary.badLines += 1
+                    printError("\(input):\(number): \(ReplayCommand.describe(error)); line skipped")
+                }
+            }
+            try replay.finish()
+            let c = replay.calibration
+            guard c.updates >= 60 else {
+                printError("\(input): only \(Int(c.updates)) seconds in which a device's region was certain; "
+                           + "record longer (at least a few minutes of devices moving through the venue) and run again")
+                throw ExitCode(1)
+            }
+            print(Self.table(c, site: loaded))
+            if write {
+                let text = try String(contentsOfFile: site, encoding: .utf8)
+                let updated = Self.rewrite(text, with: Self.section(c, site: loaded, input: input))
+                try Data(updated.utf8).write(to: URL(fileURLWithPath: site))
+                // The result must still load.
+                _ = try loadSiteOrExit(site)
+                print("\(site): calibration: section written")
+            }
+        }
+
+        static func table(_ c: VenueCalibration, site: Site) -> String {
+            let u = c.uncertainty
+            func f(_ v: Double, _ digits: Int = 1) -> String { String(format: "%+.\(digits)f", v) }
+            func se(_ v: Double, _ digits: Int = 1) -> String { v.isFinite ? String(format: "± %.\(digits)f", v) : "± ?" }
+            var lines = [
+                "learned from \(Int(c.updates)) confident seconds",
+                "measured-power correction  \(f(c.powerCorrectionDB)) dB \(se(u.powerDB))   (added to every tag's measured power)",
+                "path-loss exponent         \(String(format: "%.2f", c.pathLossExponent)) \(se(u.exponent, 2))   (site: \(String(format: "%.2f", site.calibration.pathLossExponent ?? site.fusion.pathLossExponent)))",
+                "room loss                  \(String(format: "%.1f", c.roomLossDB)) dB \(se(u.roomLossDB))   (a wall between two rooms)",
+                "gateway                         deviation        readings   correction applied",
+            ]
+            let corrections = c.appliedCorrectionsDB
+            for (g, gw) in site.gateways.enumerated() {
+                let n = Int(c.gatewayReadings[g])
+                let dev = n >= 50 ? "\(f(c.gatewayOffsetDB[g])) dB \(se(u.gatewayDB[g]))" : "(too few readings)"
+                lines.append(gw.id.padding(toLength: 32, withPad: " ", startingAt: 0) + dev.padding(toLength: 17, withPad: " ", startingAt: 0)
+                             + String(n).leftPadded(9) + "   " + (corrections[g] != 0 ? f(corrections[g]) + " dB" : "–"))
+            }
+            lines.append("(a deviation within ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB is not corrected: it is as likely where the gateway hangs as its hardware)")
+            return lines.joined(separator: "\n")
+        }
+
+        /// The `calibration:` section for the site file.
+        static func section(_ c: VenueCalibration, site: Site, input: String) -> String {
+            let date = ISO8601DateFormatter().string(from: Date())
+            var offsets: [(String, Double)] = []
+            let corrections = c.appliedCorrectionsDB
+            for (g, gw) in site.gateways.enumerated() {
+                let v = (site.calibration.gatewayOffsetsDB[gw.id] ?? 0) + corrections[g]
+                if abs(v) >= 0.05 { offsets.append((gw.id, (v * 10).rounded() / 10)) }
+            }
+            var s = """
+            calibration:
+              # Written by `waymark site calibrate --write` on \(date) from \(input)
+              # (\(Int(c.updates)) confident seconds). The engine starts from these and goes on learning.
+              measured_power_offset_db: \(String(format: "%.1f", c.powerCorrectionDB))
+              path_loss_exponent: \(String(format: "%.2f", c.pathLossExponent))
+              room_loss_db: \(String(format: "%.1f", c.roomLossDB))
+
+            """
+            if offsets.isEmpty {
+                s += "  gateway_offsets_db: {}\n"
+            } else {
+                s += "  gateway_offsets_db:\n" + offsets.map { "    \($0.0): \(String(format: "%.1f", $0.1))\n" }.joined()
+            }
+            return s
+        }
+
+        /// `text` with its top-level `calibration:` block replaced by `section` (or `section`
+        /// appended when there is none). A block runs to the next line that starts a top-level key.
+        static func rewrite(_ text: String, with section: String) -> String {
+            var lines = text.components(separatedBy: "\n")
+            if lines.last == "" { lines.removeLast() }
+            if let start = lines.firstIndex(where: { $0.hasPrefix("calibration:") }) {
+                var end = start + 1
+                while end < lines.count {
+                    let l = lines[end]
+                    if let first = l.first, first != " " && first != "\t" && first != "#" { break }
+                    end += 1
+                }
+                lines.replaceSubrange(start..<end, with: section.components(separatedBy: "\n").dropLast())
+                return lines.joined(separator: "\n") + "\n"
+            }
+            return lines.joined(separator: "\n") + "\n\n" + section
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import WaymarkCore
+@testable import WaymarkFusion
+
+/// The tracker's model pieces against hand-computed values, and its probabilities' invariants.
+@Suite struct TrackerModelTests {
+    @Test func studentTDensityMatchesTheFormula() {
+        let m = EvidenceModel()
+        #expect(m.logDensity(0) == 0)
+        // −(ν+1)/2 · log(1 + x²/(ν σ²)) with ν = 4, σ = 6: at 6 dB −2.5·log(1.25).
+        let expected = Float(-2.5 * Foundation.log(1.25))
+        #expect(abs(m.logDensity(6) - expected) < 1e-4)
+        #expect(m.logDensity(-6) == m.logDensity(6))
+        // Heavy tails: 40 dB off costs a few nats, not hundreds (a Gaussian would cost 22).
+        #expect(m.logDensity(40) > -7)
+    }
+
+    @Test func absenceCostsMoreWhereTheGatewayShouldHaveHeardAndIsBounded() {
+        let m = EvidenceModel()
+        #expect(m.missLog(-60, adverts: 1) < m.missLog(-90, adverts: 1))
+        let p: Double = 0.9 / (1 + Foundation.exp(-32.0 / 4.0))
+        let miss = Float(Foundation.log(1 - p))
+        #expect(abs(m.missLog(-60, adverts: 1) - miss) < 0.02)
+        #expect(m.missLog(-120, adverts: 1) > -0.01)
+        #expect(m.missLog(-40, adverts: 100) >= -EvidenceModel.maxMissPenalty)
+    }
+
+    @Test func transitionRowsAreDistributionsAndReachGrowsWithTheGap() throws {
+        let site = try Venue.line(5, spacing: 10)
+        let ctx = FusionContext(site: site)
+        let topo = ctx.tracker.topology[0]
+        let m = ctx.monitoredSets[0].count
+        for gap in [1.0, 5, 30, 500] {
+            let t = ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m)
+            for i in 0..<m {
+                let row = t[(i * m)..<((i + 1) * m)]
+                #expect(abs(row.reduce(0, +) - 1) < 1e-5)
+                #expect(row.allSatisfy { $0 >= 0 })
+            }
+        }
+        // From r0 (set order r0, r1, r2, …): two regions on (through 10 m of r1) is implausible after
+        // a second and plausible after twenty.
+        let one = ctx.tracker.motion.matrix(gap: 1, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m)
+        let twenty = ctx.tracker.motion.matrix(gap: 20, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m)
+        #expect(one[2] < 0.01 * one[1])
+        #expect(twenty[2] > 0.2 * twenty[1])
+        #expect(topo.traversal[2] == 10)
+    }
+
+    @Test func filterAndSmootherKeepProbabilitiesNormalised() {
+        var rng = SeededRandom(seed: 9)
+        for m in [1, 2, 5, 20] {
+            var t = RegionTracker()
+            t.reset(states: m, on: nil)
+            // A random row-stochastic transition matrix.
+            var transition = [Float](repeating: 0, count: m * m)
+            for i in 0..<m {
+                let row = (0..<m).map { _ in Float.random(in: 0.01...1, using: &rng) }
+                let s = row.reduce(0, +)
+                for j in 0..<m { transition[i * m + j] = row[j] / s }
+            }
+            for second in 0..<200 {
+                t.add(gateway: 0, rssi: -70, weight: 1, power: -59, at: Double(second))
+                // Likelihoods spanning many orders of magnitude, some exactly 0.
+                let lik: [Float] = (0..<m).map { _ in
+                    Float.random(in: 0..<1, using: &rng) < 0.1 ? 0 : Foundation.exp(Float.random(in: -40...0, using: &rng))
+                }
+                t.close(likelihood: lik, transition: second == 0 ? nil : transition)
+                #expect(abs(t.alpha.reduce(0, +) - 1) < 1e-4)
+                #expect(t.alpha.allSatisfy { $0 >= 0 && $0.isFinite })
+                while t.pendingCount > 3 {
+                    let (_, post) = t.finalizeOldest { _ in transition }
+                    #expect(abs(post.reduce(0, +) - 1) < 1e-4)
+                    #expect(post.allSatisfy { $0 >= 0 && $0.isFinite })
+                }
+            }
+        }
+    }
+
+    @Test func remapKeepsTheProbabilityOfRegionsThatStay() {
+        var t = RegionTracker()
+        t.reset(states: 3, on: nil)
+        t.alpha = [0.7, 0.2, 0.1]
+        // New set: old state 1, a new region, old state 0.
+        t.remap([1, nil, 0])
+        #expect(t.alpha.count == 3)
+        #expect(abs(t.alpha.reduce(0, +) - 1) < 1e-6)
+        #expect(t.alpha[2] > t.alpha[0] && t.alpha[0] > t.alpha[1])
+    }
+
+    @Test func calibrationFindsAHotGatewayAndTheVenueLevel() throws {
+        // A device walking up and down a line of six regions for 20 minutes; g2 reads 8 dB hot and
+        // every reading is 6 dB hotter than the tags' advertised −59 dBm would give.
+        var d = Driver(try Venue.line(6, spacing: 8, radius: 3))
+        var rng = SeededRandom(seed: 3)
+        d.run(for: 1200, step: 0.5) { d in
+            d.heartbeat()
+            let t = d.now - 1000
+            let phase = t.truncatingRemainder(dividingBy: 160)
+            let x = phase < 80 ? phase * 0.5 : 40 - (phase - 80) * 0.5
+            for g in 0..<6 {
+                var v = rssi(atDistance: max(0.5, abs(Double(g) * 8 - x))) + 6 + rng.gaussian(sigma: 3)
+                if g == 2 { v += 8 }
+                d.hear("g\(g)", rssi: min(v, -1), tx: -59)
+            }
+        }
+        let c = d.engine.calibration
+        let g2 = d.site.gatewayIndex("g2")!
+        #expect(c.gatewayOffsetDB[g2] > 5, "\(c.gatewayOffsetDB)")
+        #expect(c.appliedCorrectionsDB[g2] < -2, "\(c.appliedCorrectionsDB)")
+        for g in d.site.gateways.indices where g != g2 { #expect(abs(c.gatewayOffsetDB[g]) < 3.5, "\(c.gatewayOffsetDB)") }
+        #expect(c.powerCorrectionDB > 3, "readings run hot: \(c.powerCorrectionDB)")
+        #expect(c.updates > 500)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import WaymarkConfig
+import WaymarkCore
+
+/// `waymark site calibrate` as an operator runs it: the built binary over a recording, its table,
+/// and `--write` leaving a site file that still loads and starts the engine from the values.
+@Suite("waymark site calibrate (CLI)")
+struct SiteCalibrateCommandTests {
+    static let repo = DeployEnvironment.repositoryRoot
+
+    @Test("prints the learned calibration and writes a calibration: section that loads")
+    func calibrateAndWrite() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("calibrate-cli")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let site = dir.appendingPathComponent("site.yaml").path
+        try FileManager.default.copyItem(atPath: Self.repo.appendingPathComponent("deploy/examples/open-hall.yaml").path, toPath: site)
+        let sightings = dir.appendingPathComponent("s.jsonl").path, truth = dir.appendingPathComponent("t.jsonl").path
+        let sim = try AggregatorProcesses.run([waymark, "simulate", "--site", site, "--devices", "8", "--duration", "10m",
+                                               "--seed", "5", "--sightings", sightings, "--truth", truth, "--quiet"])
+        #expect(sim.status == 0, "\(sim.output)")
+
+        // One gateway reads 9 dB hot: the calibration must find it and turn it down.
+        var lines = try String(contentsOfFile: sightings, encoding: .utf8).split(separator: "\n").map(String.init)
+        for i in lines.indices where lines[i].contains(#""gateway":"gw-b2""#) {
+            var o = try #require(JSONSerialization.jsonObject(with: Data(lines[i].utf8)) as? [String: Any])
+            o["rssi"] = min(-1, (o["rssi"] as? Double ?? -80) + 9)
+            lines[i] = String(decoding: try JSONSerialization.data(withJSONObject: o), as: UTF8.self)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: sightings, atomically: true, encoding: .utf8)
+
+        let run = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--write"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("measured-power correction"), "\(run.output)")
+        let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("gw-b2") }, "\(run.output)")
+        let fields = row.split(separator: " ")
+        let deviation = try #require(Double(fields[1]), "\(row)")
+        #expect(deviation > 5, "gw-b2 reads 9 dB hot: \(row)")
+        #expect(row.hasSuffix("dB") && row.contains("-"), "a correction is applied: \(row)")
+
+        // The written file still loads, and carries the correction for gw-b2.
+        let text = try String(contentsOfFile: site, encoding: .utf8)
+        #expect(text.contains("# Waymark example venue"), "the rest of the file is kept")
+        let (loaded, _) = try SiteLoader.load(path: site)
+        let offset = try #require(loaded.calibration.gatewayOffsetsDB["gw-b2"])
+        #expect(offset < -2)
+        #expect(loaded.calibration.roomLossDB != nil && loaded.calibration.pathLossExponent != nil)
+
+        // Running it again replaces the section instead of adding a second one.
+        let again = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--write"])
+        #expect(again.status == 0, "\(again.output)")
+        let after = try String(contentsOfFile: site, encoding: .utf8)
+        #expect(after.components(separatedBy: "\ncalibration:").count == 2)
+    }
+
+    @Test("too short a recording is refused with what to do")
+    func tooShort() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("calibrate-short")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sightings = dir.appendingPathComponent("s.jsonl").path
+        try #"{"t": 1780304400, "gateway": "gw-a1", "device": "mac:02-00-00-00-00-01", "rssi": -60}"#
+            .write(toFile: sightings, atomically: true, encoding: .utf8)
+        let site = Self.repo.appendingPathComponent("deploy/examples/open-hall.yaml").path
+        let run = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings])
+        #expect(run.status == 1)
+        #expect(run.output.contains("record longer"), "\(run.output)")
+    }
+}
