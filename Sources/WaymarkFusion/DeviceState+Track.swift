@@ -28,23 +28,21 @@ extension DeviceState {
         let power = weight > 0 ? tracker.powerSum / Double(weight) : ctx.parameters.defaultMeasuredPowerDBm
         let closedAt = Double(second) + 1
         let model = ctx.tracker.evidence
-        var shifts = [Float](repeating: 0, count: m), fits = [Float](repeating: 0, count: m)
-        let likelihood = evidence(power: power, at: closedAt, ctx, health, calibration, shifts: &shifts, fits: &fits)
-        // What a confident second teaches the venue calibration (before the readings are dropped).
-        let readings = tracker.heard.map { h in
-            (gateway: h.gateway, rssi: h.sum / h.count)
-        }
         let gap = tracker.lastSecond == .min ? nil : Double(second - tracker.lastSecond)
+        let prior = tracker.predict(transition: gap.map { transition(gap: $0, ctx) })
+        var shifts = [Float](repeating: 0, count: m), fits = [Float](repeating: 0, count: m)
+        let likelihood = evidence(power: power, at: closedAt, prior: prior, ctx, health, calibration, shifts: &shifts, fits: &fits)
         tracker.reserve(lag: ctx.tracker.lag)
-        tracker.close(likelihood: likelihood, transition: gap.map { transition(gap: $0, ctx) })
+        tracker.close(likelihood: likelihood, prior: prior)
         // Only a second the model explains well teaches: the tracker is sure of the region, the
         // device's level is within two spreads of the venue's and the typical reading within two
         // sigmas of the model (not a device heard mostly by gateways far outside its set).
         if ctx.parameters.selfCalibration, let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
            abs(shifts[k]) <= 2 * EvidenceModel.deviceSpreadDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
-            calibration.learn(region: Int(slots[k].region), readings: readings, b: shifts[k],
+            calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
                               measuredPower: power, tables: ctx.tracker)
         }
+        tracker.heard.removeAll(keepingCapacity: true)
         publishLive(at: min(closedAt, lastTime), ctx, into: &out)
         while tracker.pendingCount > ctx.tracker.lag { finalizeOldest(at: lastTime, ctx, into: &out) }
         if tracker.pendingCount > 0 { nextDeadline = min(nextDeadline, Double(tracker.lastSecond + 1) + Double(ctx.tracker.lag)) }
@@ -52,61 +50,90 @@ extension DeviceState {
 
     /// The likelihood of the open second's readings for each slot's region, scaled so that the
     /// largest is 1, and each region's fitted common offset `b` (`EvidenceModel`).
-    func evidence(power: Double, at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth],
+    ///
+    /// Regions whose predicted probability is below `beam` of the most probable one's are not
+    /// evaluated (a pruned, "beam" filter): they get the smallest likelihood of those that were,
+    /// so they can only lose ground this second. With a monitored set of 20 in a grid this skips
+    /// about half the work; a device that appears far away is re-acquired, not tracked there.
+    func evidence(power: Double, at t: Double, prior: [Float], _ ctx: FusionContext, _ health: [GatewayHealth],
                   _ calibration: VenueCalibration, shifts: inout [Float], fits: inout [Float]) -> [Float] {
         let tables = ctx.tracker, model = tables.evidence, G = tables.gatewayCount
         let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
         let level = Float(power + calibration.powerCorrectionDB)
-        let h = tracker.heard.count
-        var rssi = [Float](repeating: 0, count: h), gw = [Int](repeating: 0, count: h)
-        for (j, r) in tracker.heard.enumerated() {
-            gw[j] = Int(r.gateway)
-            rssi[j] = r.sum / r.count + calibration.appliedOffset(Int(r.gateway))
-        }
-        // Gateways of the monitored set that are online and did not hear the device this second.
-        var absent: [Int] = []
+        let h = tracker.heard.count, m = slots.count
+        var logs = [Float](repeating: 0, count: m)
+        var best = -Float.infinity, worst = Float.infinity
+        let cutoff = (prior.max() ?? 0) * Self.beam
+        let tLimit = Float(model.studentT.count - 1), mLimit = Float(model.missTable.count - 1)
+        let step = EvidenceModel.step, missFloor = EvidenceModel.missFloor, maxMiss = EvidenceModel.maxMissPenalty
         // One miss per second, however many adverts the others heard: the adverts of one second
         // share its interference and scan gaps, and counting them separately made every other
         // gateway's silence decisive (more flaps in the accuracy suite's museum).
-        let adverts: Float = 1
-        if h > 0 {
-            let silence = ctx.parameters.gatewaySilenceS
-            for link in links where !tracker.heard.contains(where: { $0.gateway == link.gateway }) {
-                let g = Int(link.gateway)
-                if health[g].isObservable(at: t, silence: silence) { absent.append(g) }
+        let silence = ctx.parameters.gatewaySilenceS
+        // Scratch: each heard gateway's RSSI (with its learned correction) and index; each absent
+        // gateway's index and the shift from a corrected to a raw reading.
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: links.count + 1) { absentBuffer in
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * h + links.count + 1) { buffer in
+            let rssi = buffer.baseAddress!, e = rssi + h, absentShift = e + h
+            let absentGateway = absentBuffer.baseAddress!
+            for (j, r) in tracker.heard.enumerated() {
+                rssi[j] = r.sum / r.count + calibration.appliedOffset(Int(r.gateway))
+            }
+            // Gateways of the monitored set that are online and did not hear the device this second.
+            var absent = 0
+            if h > 0 {
+                for link in links where !tracker.heard.contains(where: { $0.gateway == link.gateway }) {
+                    let g = Int(link.gateway)
+                    guard health[g].isObservable(at: t, silence: silence) else { continue }
+                    absentGateway[absent] = Int32(g)
+                    absentShift[absent] = -Float(ctx.gatewayOffset[g]) - calibration.appliedOffset(g)
+                    absent += 1
+                }
+            }
+            tracker.heard.withUnsafeBufferPointer { heard in
+            tables.logDistance.withUnsafeBufferPointer { ld in
+            tables.otherRoom.withUnsafeBufferPointer { other in
+            model.studentT.withUnsafeBufferPointer { studentT in
+            model.missTable.withUnsafeBufferPointer { missTable in
+                for k in 0..<m {
+                    guard prior[k] >= cutoff else { logs[k] = .nan; continue }
+                    let base = Int(slots[k].region) * G
+                    var sum: Float = 0
+                    for j in 0..<h {
+                        let g = base + Int(heard[j].gateway)
+                        let x = rssi[j] - (level + n * ld[g] - w * other[g])
+                        e[j] = x
+                        sum += x
+                    }
+                    let b = sum / (Float(h) + EvidenceModel.priorCount)
+                    var fit: Float = 0
+                    for j in 0..<h { fit += studentT[Int(min(abs(e[j] - b) * step, tLimit))] }
+                    fits[k] = h > 0 ? fit / Float(h) : 0
+                    var ll = fit - b * b * EvidenceModel.priorScale
+                    for a in 0..<absent {
+                        let g = base + Int(absentGateway[a])
+                        let expected = level + b + n * ld[g] - w * other[g] + absentShift[a]
+                        ll += max(missTable[Int(max(0, min((expected - missFloor) * step, mLimit)))], -maxMiss)
+                    }
+                    ll *= EvidenceModel.evidenceWeight
+                    logs[k] = ll
+                    shifts[k] = b
+                    best = max(best, ll)
+                    worst = min(worst, ll)
+                }
+            }
+            }
+            }
+            }
             }
         }
-        let m = slots.count
-        var logs = [Float](repeating: 0, count: m)
-        var e = [Float](repeating: 0, count: h)
-        var best = -Float.infinity
-        for k in 0..<m {
-            let base = Int(slots[k].region) * G
-            var sum: Float = 0
-            for j in 0..<h {
-                let expected = level + n * tables.logDistance[base + gw[j]] - w * tables.otherRoom[base + gw[j]]
-                e[j] = rssi[j] - expected
-                sum += e[j]
-            }
-            let b = sum / (Float(h) + EvidenceModel.priorCount)
-            var fit: Float = 0
-            for j in 0..<h { fit += model.logDensity(e[j] - b) }
-            fits[k] = h > 0 ? fit / Float(h) : 0
-            var ll = fit - b * b * EvidenceModel.priorScale
-            for g in absent {
-                // As the gateway would report it: before its site and learned offsets.
-                let expected = level + b + n * tables.logDistance[base + g] - w * tables.otherRoom[base + g]
-                    - Float(ctx.gatewayOffset[g]) - calibration.appliedOffset(g)
-                ll += model.missLog(expected, adverts: adverts)
-            }
-            ll *= EvidenceModel.evidenceWeight
-            logs[k] = ll
-            shifts[k] = b
-            best = max(best, ll)
         }
-        for k in 0..<m { logs[k] = expf(logs[k] - best) }
+        for k in 0..<m { logs[k] = expf((logs[k].isNaN ? worst : logs[k]) - best) }
         return logs
     }
+
+    /// Relative predicted probability below which a region's likelihood is not evaluated.
+    static let beam: Float = 1e-4
 
     /// The transition matrix over the current slots for a gap of `gap` seconds.
     func transition(gap: Double, _ ctx: FusionContext) -> [Float] {

@@ -20,10 +20,14 @@ final class AggregatorMetrics: Sendable {
     let dbUp: Gauge
     let heldBatches: Gauge
     let lateBatches: Counter
+    let calibrationPower: Gauge
+    let calibrationExponent: Gauge
+    let calibrationRoomLoss: Gauge
+    let calibrationGatewayOffset: [String: Gauge]
     let commitRows: ValueHistogram
     let commitSeconds: DurationHistogram
 
-    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), gateways: [String] = []) {
         self.registry = registry
         func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
             MetricNameDescriptor(namespace: "waymark", subsystem: "aggregator", metricName: metric, unitName: unit, helpText: help)
@@ -50,6 +54,19 @@ final class AggregatorMetrics: Sendable {
         dbUp = registry.makeGauge(descriptor: name("db", "up", "1 while the last write succeeded, 0 while PostgreSQL is failing."))
         heldBatches = registry.makeGauge(descriptor: name("reorder_held", "batches", "Batches held for event-time ordering."))
         lateBatches = registry.makeCounter(descriptor: name("late_batches", "total", "Batches that arrived behind the event-time watermark (fused late)."))
+        calibrationPower = registry.makeGauge(descriptor: name("calibration_measured_power", "db",
+            "Self-calibration: dB the engine adds to every device's measured power."))
+        calibrationExponent = registry.makeGauge(descriptor: name("calibration_path_loss_exponent", "ratio",
+            "Self-calibration: the venue's learned path-loss exponent."))
+        calibrationRoomLoss = registry.makeGauge(descriptor: name("calibration_room_loss", "db",
+            "Self-calibration: the learned loss through a wall between two rooms."))
+        var offsets: [String: Gauge] = [:]
+        for g in gateways {
+            offsets[g] = registry.makeGauge(descriptor: name("calibration_gateway_deviation", "db",
+                "Self-calibration: how much hotter (+) or colder than the model this gateway reads, relative to the others; beyond ±3 dB the engine corrects it."),
+                labels: [("gateway", g)])
+        }
+        calibrationGatewayOffset = offsets
         commitRows = registry.makeValueHistogram(descriptor: name("db_batch", "rows", "Rows per write transaction."),
                                                  buckets: [10, 100, 1_000, 10_000, 100_000, 1_000_000])
         commitSeconds = registry.makeDurationHistogram(

@@ -155,6 +155,13 @@ extension AggregatorService {
                 publish(core.takePublications(), client)
                 metrics.ingestQueue.set(Double(ingest.count))
                 metrics.devices.set(Double(core.engine.deviceCount))
+                let calibration = core.engine.calibration
+                metrics.calibrationPower.set(calibration.powerCorrectionDB)
+                metrics.calibrationExponent.set(calibration.pathLossExponent)
+                metrics.calibrationRoomLoss.set(calibration.roomLossDB)
+                for (g, gateway) in core.site.gateways.enumerated() {
+                    metrics.calibrationGatewayOffset[gateway.id]?.set(calibration.gatewayOffsetDB[g])
+                }
             }
             if now - lastFlush >= flushEvery {
                 lastFlush = now

@@ -65,7 +65,7 @@ public final class AggregatorService: @unchecked Sendable {
         self.site = site
         self.logger = logger
         topics = config.topicPrefix.map(Topics.init(prefix:)) ?? Topics(site: site.id)
-        metrics = AggregatorMetrics()
+        metrics = AggregatorMetrics(gateways: site.gateways.map(\.id))
         store = AggregatorStore(siteID: site.id)
         var settings = AggregatorCore.Settings()
         settings.maxPayloadBytes = config.maxPayloadBytes

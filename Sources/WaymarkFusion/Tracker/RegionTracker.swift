@@ -112,19 +112,36 @@ struct RegionTracker: Sendable, Hashable, Codable {
         }
     }
 
-    /// Closes the open second given its likelihood per state and the transition matrix for the
-    /// gap since the last closed second (nil: first second, the prior is `alpha` as it stands).
-    /// Returns the filtered probabilities.
-    mutating func close(likelihood: [Float], transition: [Float]?) {
+    /// The prediction for the open second: the filtered probabilities carried through the
+    /// transition matrix for the gap (nil: the first second, `alpha` as it stands).
+    func predict(transition: [Float]?) -> [Float] {
+        guard let transition else { return alpha }
         let m = alpha.count
-        var a = alpha
-        if let transition {
-            a = [Float](repeating: 0, count: m)
-            for i in 0..<m where alpha[i] > 0 {
-                let p = alpha[i], row = i * m
-                for j in 0..<m { a[j] += p * transition[row + j] }
+        var a = [Float](repeating: 0, count: m)
+        a.withUnsafeMutableBufferPointer { out in
+            alpha.withUnsafeBufferPointer { from in
+                transition.withUnsafeBufferPointer { t in
+                    for i in 0..<m where from[i] > 0 {
+                        let p = from[i], row = i * m
+                        for j in 0..<m { out[j] += p * t[row + j] }
+                    }
+                }
             }
         }
+        return a
+    }
+
+    /// Closes the open second given its likelihood per state and the transition matrix for the
+    /// gap since the last closed second (nil: first second, the prior is `alpha` as it stands).
+    mutating func close(likelihood: [Float], transition: [Float]?) {
+        close(likelihood: likelihood, prior: predict(transition: transition))
+    }
+
+    /// Closes the open second given its likelihood per state and its prediction (`predict`). The
+    /// second's readings stay in `heard` until the caller clears them.
+    mutating func close(likelihood: [Float], prior: [Float]) {
+        let m = alpha.count
+        var a = prior
         for j in 0..<m { a[j] *= likelihood[j] }
         let sum = a.reduce(0, +)
         // Evidence that contradicts every state (sum 0 after underflow): trust the evidence.
@@ -135,7 +152,6 @@ struct RegionTracker: Sendable, Hashable, Codable {
         pendingAlpha.append(contentsOf: alpha)
         lastSecond = openSecond
         openSecond = .min
-        heard.removeAll(keepingCapacity: true)
     }
 
     /// Smooths the oldest pending second with the evidence of every later pending second and
@@ -143,29 +159,71 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// the matrix for a gap.
     mutating func finalizeOldest(transition: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
         let m = alpha.count, n = pendingCount
-        var beta = [Float](repeating: 1, count: m)
-        var next = [Float](repeating: 0, count: m)
-        var p = n - 1
-        while p >= 1 {
-            let t = transition(pendingGap[p])
-            for i in 0..<m {
-                var s: Float = 0
-                let row = i * m
-                for j in 0..<m { s += t[row + j] * pendingLikelihood[p * m + j] * beta[j] }
-                next[i] = s
-            }
-            let total = next.reduce(0, +)
-            if total > 0 && total.isFinite { for i in 0..<m { beta[i] = next[i] / total } }
-            p -= 1
+        // When every pending second's filter is all but certain of one region, later evidence
+        // cannot change the oldest one's answer: skip the backward pass (most seconds of a device
+        // that stays somewhere).
+        if let settled = settledRegion() {
+            let post = Array(pendingAlpha[0..<m])
+            dropOldest(m)
+            return (settled.time, post)
         }
-        var post = [Float](repeating: 0, count: m)
-        for i in 0..<m { post[i] = pendingAlpha[i] * beta[i] }
+        var post = [Float](repeating: 1, count: m)
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * m) { scratch in
+            let beta = scratch.baseAddress!, next = beta + m
+            beta.update(repeating: 1, count: m)
+            pendingLikelihood.withUnsafeBufferPointer { lik in
+                var p = n - 1
+                while p >= 1 {
+                    let matrix = transition(pendingGap[p])
+                    matrix.withUnsafeBufferPointer { t in
+                        let l = lik.baseAddress! + p * m
+                        for j in 0..<m { beta[j] *= l[j] }
+                        var total: Float = 0
+                        for i in 0..<m {
+                            var s: Float = 0
+                            let row = t.baseAddress! + i * m
+                            for j in 0..<m { s += row[j] * beta[j] }
+                            next[i] = s
+                            total += s
+                        }
+                        if total > 0 && total.isFinite {
+                            let inv = 1 / total
+                            for i in 0..<m { beta[i] = next[i] * inv }
+                        }
+                    }
+                    p -= 1
+                }
+            }
+            for i in 0..<m { post[i] = pendingAlpha[i] * beta[i] }
+        }
         let time = pendingTime[0]
+        dropOldest(m)
+        return (time, Self.normalised(post))
+    }
+
+    /// Probability above which a filtered second counts as certain (`finalizeOldest`).
+    static let certain: Float = 0.999
+
+    /// The oldest pending second's time when every pending second's filtered probabilities put at
+    /// least `certain` on the same state.
+    func settledRegion() -> (time: Double, state: Int)? {
+        let m = alpha.count, n = pendingCount
+        guard n > 0, m > 0 else { return nil }
+        var state = -1
+        for p in 0..<n {
+            var best = 0
+            for i in 1..<m where pendingAlpha[p * m + i] > pendingAlpha[p * m + best] { best = i }
+            guard pendingAlpha[p * m + best] >= Self.certain, state < 0 || best == state else { return nil }
+            state = best
+        }
+        return (pendingTime[0], state)
+    }
+
+    private mutating func dropOldest(_ m: Int) {
         pendingTime.removeFirst()
         pendingGap.removeFirst()
         pendingLikelihood.removeFirst(m)
         pendingAlpha.removeFirst(m)
-        return (time, Self.normalised(post))
     }
 
     static func normalised(_ v: [Float]) -> [Float] {

@@ -65,7 +65,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// One confident second: the region's readings (gateway, RSSI after the site's offset), the
     /// common offset `b` the tracker fitted for that region, and the device's measured power
     /// (before this correction).
-    mutating func learn(region r: Int, readings: [(gateway: Int32, rssi: Float)], b: Float, measuredPower: Double,
+    mutating func learn(region r: Int, readings: [RegionTracker.Heard], b: Float, measuredPower: Double,
                         tables: TrackerTables) {
         updates += 1
         let rate = max(1 / Self.powerMemory, 1 / updates)
@@ -78,7 +78,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         let level = measuredPower + powerCorrectionDB + shift
         guard readings.count >= 2 else { return }
         var mx = 0.0, mz = 0.0, my = 0.0
-        for (g, rssi) in readings {
+        for h in readings {
+            let g = h.gateway, rssi = h.sum / h.count
             mx += Double(tables.logDistance[r * G + Int(g)])
             mz -= Double(tables.otherRoom[r * G + Int(g)])
             my += Double(rssi)
@@ -88,7 +89,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         let decay = max(0, 1 - k / Self.regressionMemory)
         sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay; syy *= decay
         regressionCount = regressionCount * decay + k
-        for (g, rssi) in readings {
+        for h in readings {
+            let g = h.gateway, rssi = h.sum / h.count
             let x = Double(tables.logDistance[r * G + Int(g)]) - mx
             let z = -Double(tables.otherRoom[r * G + Int(g)]) - mz
             let y = Double(rssi) - my

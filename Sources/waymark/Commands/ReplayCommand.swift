@@ -14,8 +14,11 @@ struct ReplayCommand: ParsableCommand {
         "rssi": <dBm>, "tx": <dBm, optional>}; gateway outages as {"t": …, "gateway": "<id>", "status": "offline"|"online"}. \
         Lines may be out of time order by up to --reorder-window seconds; they are sorted within that window. \
         Lines later than that, and malformed lines, are reported on stderr with their line number and skipped.
-        Output lines: state, location, visit, monitored, journey (and transition with --transitions), each \
-        with type, t (the time of the evidence, Unix seconds) and device, in processing order.
+        Output lines: state, live, location, visit, monitored, journey (and transition with --transitions), each \
+        with type, t (the time of the evidence, Unix seconds) and device, in processing order. `live` is the \
+        tracker's live region with its confidence (published at once); `location`, `visit` and `transition` are \
+        the recorded history, decided fusion.smoothing_lag_s later (docs/fusion.md). The summary on stderr ends \
+        with what the engine's self-calibration learned.
         """)
 
     @Option(help: "The site file (YAML).") var site: String
