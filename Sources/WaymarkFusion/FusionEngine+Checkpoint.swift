@@ -115,3 +115,36 @@ extension DeviceState {
         return s
     }
 }
+
+/// One gateway's health as the engine knows it, saved with the aggregator's checkpoint so that a
+/// restarted aggregator does not take its own downtime for the gateways' silence (issue 19).
+public struct GatewayHealthCheckpoint: Codable, Sendable, Hashable {
+    public var reportedOffline: Bool
+    public var silenceHandled: Bool
+    /// nil: never heard.
+    public var lastHeard: Double?
+    public var availableSince: Double?
+}
+
+extension FusionEngine {
+    /// Every gateway's health, by gateway id.
+    public func gatewayHealthCheckpoint() -> [String: GatewayHealthCheckpoint] {
+        var out: [String: GatewayHealthCheckpoint] = [:]
+        for (g, h) in health.enumerated() {
+            out[ctx.gatewayIDs[g]] = GatewayHealthCheckpoint(
+                reportedOffline: h.reportedOffline, silenceHandled: h.silenceHandled,
+                lastHeard: h.lastHeard.isFinite ? h.lastHeard : nil,
+                availableSince: h.availableSince.isFinite ? h.availableSince : nil)
+        }
+        return out
+    }
+
+    /// Restores saved gateway health (gateways matched by id; unknown ids are ignored).
+    public mutating func restore(gatewayHealth saved: [String: GatewayHealthCheckpoint]) {
+        for (id, s) in saved {
+            guard let g = site.gatewayIndex(id) else { continue }
+            health[g] = GatewayHealth(reportedOffline: s.reportedOffline, silenceHandled: s.silenceHandled,
+                                      lastHeard: s.lastHeard ?? -.infinity, availableSince: s.availableSince ?? -.infinity)
+        }
+    }
+}

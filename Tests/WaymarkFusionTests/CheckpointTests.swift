@@ -29,6 +29,34 @@ import WaymarkCore
         #expect(restored.outputs == original.outputs)
     }
 
+    @Test func engineRestoredWithGatewayHealthNeedsNoReplay() throws {
+        // The aggregator's site-wide checkpoint carries gateway health and the calibration, so a
+        // fresh engine given only checkpoints continues exactly (no heartbeats replayed).
+        let site = try Venue.line(4, spacing: 10, radius: 3)
+        let walk: (inout Driver) -> Void = { d in
+            d.heartbeat()
+            let i = min(3, Int((d.now - 1000) / 12))
+            d.hear("g\(i)", rssi: rssi(atDistance: 1))
+            d.hear("g\((i + 1) % 4)", rssi: rssi(atDistance: 9))
+        }
+        var original = Driver(site)
+        original.run(for: 20, step: 0.5, walk)
+        let encoder = JSONEncoder(), decoder = JSONDecoder()
+        let devices = try encoder.encode(original.engine.checkpoint())
+        let calibration = try encoder.encode(original.engine.calibrationCheckpoint())
+        let health = try encoder.encode(original.engine.gatewayHealthCheckpoint())
+        var restored = Driver(site)
+        restored.now = original.now
+        for c in try decoder.decode([DeviceCheckpoint].self, from: devices) { restored.engine.restore(c) }
+        restored.engine.restore(calibration: try decoder.decode(CalibrationCheckpoint.self, from: calibration))
+        restored.engine.restore(gatewayHealth: try decoder.decode([String: GatewayHealthCheckpoint].self, from: health))
+        original.outputs.removeAll()
+        original.run(for: 60, step: 0.5, walk)
+        restored.run(for: 60, step: 0.5, walk)
+        #expect(!original.outputs.isEmpty)
+        #expect(restored.outputs == original.outputs)
+    }
+
     @Test func checkpointSurvivesRemovedRegions() throws {
         var d = Driver(try Venue.line(3))
         d.run(for: 3) { d in d.heartbeat(); d.hear("g2", rssi: rssi(atDistance: 1)) }

@@ -88,4 +88,34 @@ struct AggregatorStoreTests {
         let array = try #require(try conn.query("SELECT ($1::bytea[])[2]", [[PostgresBytes([1, 2]), PostgresBytes([0xFF])]]).first)
         #expect(try array.decode(PostgresBytes.self, 0) == PostgresBytes([0xFF]))
     }
+
+    /// What the writer reads back after a commit whose reply was lost (issue 19): the number of the
+    /// last committed write, stored in the same transaction as its rows; the number of a write that
+    /// did not commit is above it, and the engine's calibration rides along in the same state.
+    @Test func theLastCommittedWriteNumberIsReadBack() throws {
+        let db = try PostgresTestDatabase("aggregator_write_number")
+        defer { db.drop() }
+        let conn = try db.connect()
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(conn)
+        let siteID = "wn-\(UInt32.random(in: 0...UInt32.max))"
+        var (site, core) = try fused(siteID: siteID)
+        let store = AggregatorStore(siteID: siteID)
+        try store.syncSite(conn, site)
+        #expect(try store.committedWrite(conn) == 0)
+        let sealedFirst = core.sealWrite()
+        let first = try #require(sealedFirst)
+        try store.write(conn, first)
+        #expect(try store.committedWrite(conn) == first.aggregatorState.writeNumber)
+        // A later write that never reached the server is not taken for stored.
+        let status = GatewayStatus(state: .offline, gateway: "gw-1", boot: "b", t: nil)
+        _ = core.handle(topic: Topics(site: siteID).status("gw-1"), payload: Array(try JSONEncoder().encode(status)), receivedAt: 1_700_000_600)
+        let sealedSecond = core.sealWrite()
+        let second = try #require(sealedSecond)
+        #expect(second.aggregatorState.writeNumber == first.aggregatorState.writeNumber + 1)
+        #expect(try store.committedWrite(conn) < second.aggregatorState.writeNumber)
+        // A restarted aggregator numbers on from what was committed, with the calibration restored.
+        let restored = try store.load(conn)
+        #expect(restored.state?.writeNumber == first.aggregatorState.writeNumber)
+        #expect(restored.state?.calibration == first.aggregatorState.calibration)
+    }
 }

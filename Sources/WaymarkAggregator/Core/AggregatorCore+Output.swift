@@ -17,6 +17,7 @@ extension AggregatorCore {
         }
         changedDevices.removeAll(keepingCapacity: true)
         guard !batch.isEmpty else { return nil }
+        writeNumber += 1
         batch.aggregatorState = checkpointState()
         pending = WriteBatch()
         return batch
@@ -29,6 +30,8 @@ extension AggregatorCore {
         s.latest = latest
         for (gw, clock) in clocks where clock.offset != 0 { s.clockOffsets[gw] = clock.offset }
         s.calibration = engine.calibrationCheckpoint()
+        s.gatewayHealth = engine.gatewayHealthCheckpoint()
+        s.writeNumber = writeNumber
         return s
     }
 
@@ -69,7 +72,9 @@ extension AggregatorCore {
         if let state {
             feed.nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
             latest = state.latest
+            writeNumber = state.writeNumber
             if let calibration = state.calibration { engine.restore(calibration: calibration) }
+            if let health = state.gatewayHealth { engine.restore(gatewayHealth: health) }
             for (gw, offset) in state.clockOffsets {
                 var c = ClockSanity(parameters: settings.clock)
                 c.restore(offset: offset)

@@ -48,6 +48,8 @@ public struct AggregatorCore: Sendable {
     var handles: [DeviceHandle] = []
     /// Latest evidence time processed (fusion lag = now − latest).
     public internal(set) var latest = 0.0
+    /// The number of the last sealed write (`AggregatorCheckpoint.writeNumber`).
+    public internal(set) var writeNumber = 0
     var outputs: [FusionOutput] = []
     var views = DeviceViews()
     /// Entrance regions by gateway index (for `entrance_heard`).

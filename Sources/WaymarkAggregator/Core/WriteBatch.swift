@@ -109,5 +109,12 @@ public struct AggregatorCheckpoint: Codable, Sendable, Equatable {
     public var clockOffsets: [String: Double] = [:]
     /// What the fusion engine learned about the venue's radio (self-calibration).
     public var calibration: CalibrationCheckpoint?
+    /// The engine's view of each gateway's health (so a restart does not take the aggregator's
+    /// own downtime for the gateways' silence).
+    public var gatewayHealth: [String: GatewayHealthCheckpoint]?
+    /// The number of the write this state was committed with (1, 2, …; 0: none yet). Stored in the
+    /// same transaction as everything else, so after a commit whose reply was lost the writer can
+    /// tell whether it committed by reading it back (`AggregatorStore.committedWrite`).
+    public var writeNumber: Int = 0
     public init() {}
 }

@@ -11,6 +11,7 @@ final class AggregatorMetrics: Sendable {
     let acks: Counter
     let commits: Counter
     let dbErrors: Counter
+    let ambiguousCommits: Counter
     let published: Counter
     let publishFailures: Counter
     let fusionLag: Gauge
@@ -45,6 +46,8 @@ final class AggregatorMetrics: Sendable {
         acks = registry.makeCounter(descriptor: name("acks", "total", "Acks published to gateways after a commit."))
         commits = registry.makeCounter(descriptor: name("db_commits", "total", "Write transactions committed."))
         dbErrors = registry.makeCounter(descriptor: name("db_errors", "total", "Failed write attempts: retried (database unavailable), rewritten message by message (data refused), or fatal."))
+        ambiguousCommits = registry.makeCounter(descriptor: name("db_ambiguous_commits", "total",
+            "Writes whose COMMIT reply was lost but which had committed (found by reading back the write number; not written again)."))
         published = registry.makeCounter(descriptor: name("published", "total", "Device state, monitored set and event messages published."))
         publishFailures = registry.makeCounter(descriptor: name("publish_failures", "total", "Publications the MQTT client refused."))
         fusionLag = registry.makeGauge(descriptor: name("fusion_lag", "seconds", "Receive time minus evidence time of the latest batch."))

@@ -54,6 +54,9 @@ extension AggregatorService {
             do {
                 let db = try PostgresConnection(url: url)
                 try store.checkSchema(db)
+                if let fsync = try? db.query("SHOW fsync").first?.string(0), fsync != "on" {
+                    logger.warning("PostgreSQL runs with fsync = \(fsync): a crash of its machine can lose batches the gateways were told are stored (acked) and will not resend; set fsync = on for production (the aggregator already commits with synchronous_commit = on)")
+                }
                 try store.syncSite(db, site)
                 let restored = try store.load(db)
                 core.restore(devices: restored.devices, progress: restored.progress, state: restored.state,

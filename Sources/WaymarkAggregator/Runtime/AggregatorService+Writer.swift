@@ -31,6 +31,10 @@ extension AggregatorService {
             // message (`AggregatorStore.write(careful:)`) and what is refused again is quarantined.
             var careful = false
             var backoff = config.retryS
+            // Set when a write attempt failed in a way that may have happened after the server
+            // committed (the connection dropped, COMMIT's reply lost): before writing again, read
+            // back the number of the last committed write.
+            var outcomeUnknown = false
             while true {
                 if isStopping {
                     stopDeadline = stopDeadline ?? Self.now() + Self.shutdownGraceS
@@ -42,6 +46,22 @@ extension AggregatorService {
                 }
                 do {
                     if db == nil || db?.isConnected == false { db = try PostgresConnection(url: url) }
+                    if outcomeUnknown {
+                        let stored = try store.committedWrite(db!)
+                        outcomeUnknown = false
+                        if stored >= batch.aggregatorState.writeNumber {
+                            logger.notice("the write whose commit reply was lost had committed; acking it without writing it again",
+                                          metadata: ["write": .stringConvertible(batch.aggregatorState.writeNumber)])
+                            metrics.ambiguousCommits.increment()
+                            if failing {
+                                logger.notice("PostgreSQL is back; writing the queued batches")
+                                failing = false
+                                metrics.dbUp.set(Double(1))
+                            }
+                            committed(batch)
+                            break
+                        }
+                    }
                     let started = ContinuousClock.now
                     let quarantined = try store.write(db!, batch, careful: careful)
                     metrics.commitSeconds.record(ContinuousClock.now - started)
@@ -59,6 +79,7 @@ extension AggregatorService {
                 } catch let error as PostgresError where error.isTransient {
                     db?.close()
                     db = nil
+                    outcomeUnknown = true
                     metrics.dbErrors.increment()
                     metrics.dbUp.set(Double(0))
                     if !failing {

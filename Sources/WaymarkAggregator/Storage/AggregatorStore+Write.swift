@@ -20,6 +20,9 @@ extension AggregatorStore {
         let checkpoints = try Self.packCheckpoints(batch.checkpoints)
         let state = String(decoding: try JSONEncoder().encode(batch.aggregatorState), as: UTF8.self)
         return try db.transaction { db in
+            // Whatever the server's default: an ack promises the batch survives a crash of the
+            // server, so its commit must reach the disk before the reply (issue 19).
+            try db.execute("SET LOCAL synchronous_commit = on")
             var quarantined: [Quarantined] = []
             if careful {
                 quarantined = try writeIsolated(db, batch)
@@ -54,6 +57,15 @@ extension AggregatorStore {
             }
             return quarantined
         }
+    }
+
+    /// The number of the last write that committed (`AggregatorCheckpoint.writeNumber`, 0 when
+    /// none). After a failure whose outcome is unknown (the connection dropped around COMMIT) the
+    /// writer reads it back: a write with a number up to it is stored and must not be written again.
+    public func committedWrite(_ db: PostgresConnection) throws -> Int {
+        guard let row = try db.query("SELECT coalesce((state->>'writeNumber')::bigint, 0) FROM aggregator_state WHERE site_id = $1",
+                                     [siteID]).first else { return 0 }
+        return try row.int(0)
     }
 
     /// The checkpoints in the compact binary encoding (one encoder for all), packed into one buffer, with each one's
