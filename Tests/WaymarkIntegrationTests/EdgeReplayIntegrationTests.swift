@@ -157,6 +157,10 @@ struct EdgeReplayIntegrationTests {
         #expect(s.pipeline.decoded == 511)
         // Every good report still counts: as many tracked sightings as the reference has.
         #expect(s.pipeline.tracked == (try expected().values.map(\.count).reduce(0, +)))
-        #expect(s.pipeline.batches >= 5 && s.runtime.published == s.pipeline.batches)
+        // Every batch published; on a loaded machine one may be re-sent before its ack arrived
+        // (the harness resends after 1 s), and then it is published twice.
+        #expect(s.pipeline.batches >= 5)
+        #expect(s.runtime.published >= s.pipeline.batches && s.runtime.published <= s.pipeline.batches + s.runtime.resent,
+                "published \(s.runtime.published), batches \(s.pipeline.batches), resent \(s.runtime.resent)")
     }
 }

@@ -50,6 +50,25 @@ struct Replay {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     }
 
+    /// Reads every line of `reader`: sightings and status lines, or edge batches with `batches`.
+    /// A line that does not parse is counted and reported on stderr with its number, and skipped.
+    mutating func read(_ reader: LineReader, batches: Bool) {
+        let decoder = JSONDecoder()
+        while let (number, line) = reader.next() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            do {
+                if batches {
+                    accept(batch: try decoder.decode(SightingBatch.self, from: Data(line)), line: number)
+                } else {
+                    accept(try ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)), line: number)
+                }
+            } catch {
+                summary.badLines += 1
+                printError("\(inputName):\(number): \(ReplayCommand.describe(error)); line skipped")
+            }
+        }
+    }
+
     /// A sighting or gateway status line.
     mutating func accept(_ input: ReplayInput, line: Int) {
         enqueue(.line(input), at: input.time, line: line)

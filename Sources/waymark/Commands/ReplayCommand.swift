@@ -46,20 +46,7 @@ struct ReplayCommand: ParsableCommand {
             writer = OutputWriter(handle: .standardOutput)
         }
         var replay = Replay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
-        let decoder = JSONDecoder()
-        while let (number, line) = reader.next() {
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            do {
-                if batches {
-                    replay.accept(batch: try decoder.decode(SightingBatch.self, from: Data(line)), line: number)
-                } else {
-                    replay.accept(try ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)), line: number)
-                }
-            } catch {
-                replay.summary.badLines += 1
-                printError("\(input):\(number): \(Self.describe(error)); line skipped")
-            }
-        }
+        replay.read(reader, batches: batches)
         try replay.finish()
         writer.flush()
         printError(replay.summaryText(input: input, batches: batches))

@@ -30,20 +30,7 @@ extension SiteCommand {
                 throw ExitCode(1)
             }
             var replay = Replay(site: loaded, inputName: input, reorderWindow: 5, includeTransitions: false, writer: OutputWriter())
-            let decoder = JSONDecoder()
-            while let (number, line) = reader.next() {
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                do {
-                    if batches {
-                        replay.accept(batch: try decoder.decode(SightingBatch.self, from: Data(line)), line: number)
-                    } else {
-                        replay.accept(try ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)), line: number)
-                    }
-                } catch {
-                    replay.summary.badLines += 1
-                    printError("\(input):\(number): \(ReplayCommand.describe(error)); line skipped")
-                }
-            }
+            replay.read(reader, batches: batches)
             try replay.finish()
             let c = replay.calibration
             guard c.updates >= 60 else {
