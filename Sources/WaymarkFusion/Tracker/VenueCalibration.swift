@@ -29,7 +29,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     // Sufficient statistics (decayed).
     var powerMean = 0.0, powerSquare = 0.0
-    var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0, syy = 0.0, regressionCount = 0.0
+    var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0
     var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
     /// The corrections added to each gateway's readings now (minus its deviation beyond the dead
     /// zone, relative to the gateways' mean).
@@ -87,14 +87,13 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         let k = Double(readings.count)
         mx /= k; mz /= k; my /= k
         let decay = max(0, 1 - k / Self.regressionMemory)
-        sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay; syy *= decay
-        regressionCount = regressionCount * decay + k
+        sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay
         for h in readings {
             let g = h.gateway, rssi = h.sum / h.count
             let x = Double(tables.logDistance[r * G + Int(g)]) - mx
             let z = -Double(tables.otherRoom[r * G + Int(g)]) - mz
             let y = Double(rssi) - my
-            sxx += x * x; sxz += x * z; szz += z * z; sxy += x * y; szy += z * y; syy += y * y
+            sxx += x * x; sxz += x * z; szz += z * z; sxy += x * y; szy += z * y
             // The gateway's deviation from the model, without any learned offset.
             let expected = level + pathLossExponent * Double(tables.logDistance[r * G + Int(g)])
                 - roomLossDB * Double(tables.otherRoom[r * G + Int(g)])
@@ -199,8 +198,7 @@ extension FusionEngine {
         c.roomLossDB = s.roomLossDB
         c.updates = s.updates
         c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
-        c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy; c.syy = s.syy
-        c.regressionCount = s.regressionCount
+        c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy
         for (i, id) in saved.gateways.enumerated() {
             guard let g = site.gatewayIndex(id), i < s.offsetSum.count, i < s.offsetCount.count, i < s.offsetSquare.count else { continue }
             c.offsetSum[g] = s.offsetSum[i]
