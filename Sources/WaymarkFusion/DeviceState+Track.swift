@@ -65,10 +65,9 @@ extension DeviceState {
         var best = -Float.infinity, worst = Float.infinity
         let cutoff = (prior.max() ?? 0) * Self.beam
         let tLimit = Float(model.studentT.count - 1), mLimit = Float(model.missTable.count - 1)
-        let step = EvidenceModel.step, missFloor = EvidenceModel.missFloor, maxMiss = EvidenceModel.maxMissPenalty
-        // One miss per second, however many adverts the others heard: the adverts of one second
-        // share its interference and scan gaps, and counting them separately made every other
-        // gateway's silence decisive (more flaps in the accuracy suite's museum).
+        // The inner loops read `EvidenceModel`'s tables directly (`logDensity`, `missLog`) without
+        // bounds checks: they run for every region and gateway of every device-second.
+        let step = EvidenceModel.step, missFloor = EvidenceModel.missFloor
         let silence = ctx.parameters.gatewaySilenceS
         // Scratch: each heard gateway's RSSI (with its learned correction) and index; each absent
         // gateway's index and the shift from a corrected to a raw reading.
@@ -113,7 +112,7 @@ extension DeviceState {
                     for a in 0..<absent {
                         let g = base + Int(absentGateway[a])
                         let expected = level + b + n * ld[g] - w * other[g] + absentShift[a]
-                        ll += max(missTable[Int(max(0, min((expected - missFloor) * step, mLimit)))], -maxMiss)
+                        ll += missTable[Int(max(0, min((expected - missFloor) * step, mLimit)))]
                     }
                     ll *= EvidenceModel.evidenceWeight
                     logs[k] = ll

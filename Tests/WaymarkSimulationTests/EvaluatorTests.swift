@@ -189,4 +189,17 @@ struct EvaluatorTests {
             Array(text.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner.parseNumber($0) == nil) }
         }
     }
+
+    @Test("live latency: time from a recorded change to the first live report of its region, 0 when already shown")
+    func liveLatency() throws {
+        let site = try TestSites.site(TestSites.line)
+        let recorded = [LocationChange(t: 10, region: a), LocationChange(t: 20, region: b),
+                        LocationChange(t: 30, region: nil), LocationChange(t: 40, region: c)]
+        // a shown 1 s after its change; b shown before its change was dated (latency 0); c 2.5 s late.
+        let live = [LocationChange(t: 11, region: a), LocationChange(t: 19, region: b),
+                    LocationChange(t: 31, region: nil), LocationChange(t: 42.5, region: c)]
+        var score = SystemScore()
+        Evaluator(site: site).liveLatencies(recorded: recorded, live: live, into: &score)
+        #expect(score.liveLatencies == [1, 0, 2.5])
+    }
 }

@@ -117,21 +117,27 @@ public struct Evaluator: Sendable {
         return score
     }
 
+    /// Both lists sorted by time: one pass over `live` (a cursor) for all the changes.
     func liveLatencies(recorded: [LocationChange], live: [LocationChange], into score: inout SystemScore) {
         var previousChange = -Double.infinity
         var previousRegion: Int?? = .none
+        var next = 0                  // first live report after the change being looked at
+        var current: Int? = nil       // the live region at that change
+        var lastShown: [Int: Double] = [:]  // when the live region last showed each region
         for change in recorded {
             defer { previousChange = change.t; previousRegion = .some(change.region) }
-            guard let region = change.region, previousRegion != .some(region) else { continue }
-            // The live region at the change, and whether it showed the region since the previous change.
-            var shownBefore = false
-            var current: Int? = nil
-            for l in live where l.t <= change.t {
-                current = l.region
-                if l.region == region && l.t >= previousChange { shownBefore = true }
+            while next < live.count && live[next].t <= change.t {
+                current = live[next].region
+                if let r = current { lastShown[r] = live[next].t }
+                next += 1
             }
-            if shownBefore || current == region { score.liveLatencies.append(0); continue }
-            if let first = live.first(where: { $0.t > change.t && $0.region == region }) {
+            guard let region = change.region, previousRegion != .some(region) else { continue }
+            // Shown since the previous change, or showing it now: no delay.
+            if current == region || lastShown[region].map({ $0 >= previousChange }) == true {
+                score.liveLatencies.append(0)
+                continue
+            }
+            if let first = live[next...].first(where: { $0.region == region }) {
                 score.liveLatencies.append(first.t - change.t)
             }
         }
