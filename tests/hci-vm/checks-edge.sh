@@ -16,11 +16,11 @@ metric_sum() { awk '$1 == "waymark_edge_tracked_total" || $1 ~ /^waymark_edge_fi
 # AltBeacon -55 -59, then the two untracked. $1 = entries sent; prints count and exact mean for
 # entries [from, from+k) of each 9-entry cycle with RSSI list $3.
 # SENT may be "N1 N2 …" for several scan sessions of one vctl (its position carries over).
-expected() {  # expected SENT FROM RSSI...: "count mean"
+expected() {  # expected SENT FROM RSSI...: "count mean"; SKIP (env, default -1): an advert index not received
   local sent=$1 from=$2; shift 2
-  awk -v sessions="$sent" -v f="$from" -v list="$*" 'BEGIN {
+  awk -v sessions="$sent" -v f="$from" -v list="$*" -v skip="${SKIP:--1}" 'BEGIN {
     k = split(list, r, " "); m = split(sessions, ns, " "); c = 0; s = 0; p = 0
-    for (x = 1; x <= m; x++) for (i = 0; i < ns[x]; i++) { j = p % 9 - f; p++; if (j >= 0 && j < k) { c++; s += r[j + 1] } }
+    for (x = 1; x <= m; x++) for (i = 0; i < ns[x]; i++) { j = p % 9 - f; if (p != skip && j >= 0 && j < k) { c++; s += r[j + 1] }; p++ }
     printf "%d %.4f\n", c, (c ? s / c : 0) }'
 }
 # every "scan off sent=N" of a phase, in order
@@ -62,12 +62,19 @@ run_edge_checks() {
   check "edge-recover: two scan sessions around the reset (sent: $sessions)" eval "[ \$(echo $sessions | wc -w) = 2 ]"
   check "edge-recover: status scan went on → off → on (got: $(scan_sequence "$r"))" \
     eval "scan_sequence '$r' | grep -q 'on off on'"
+  # The advert the controller sends as the reset hits may be counted as sent and never reach the
+  # host (seen once in four runs on a loaded machine): across the reset the counts and means must
+  # match either every advert sent or all but the first session's last one, exactly.
+  local lastOfFirst=$(( ${sessions%% *} - 1 )) got mean alt
   for spec in "$ib 0 -60 -70 -65" "$ed 3 -75 -81" "$ab 5 -55 -59"; do
     set -- $spec; dev=$1; from=$2; shift 2; rssi="$*"
     want=$(expected "$sessions" "$from" $rssi)
-    check "edge-recover: ${dev%%:*} count = ${want% *} across the reset (got $(device_count "$r" "$dev"))" \
-      [ "$(device_count "$r" "$dev")" = "${want% *}" ]
-    check "edge-recover: ${dev%%:*} RSSI mean = ${want#* }" near "$(device_mean "$r" "$dev")" "${want#* }"
+    alt=$(SKIP=$lastOfFirst expected "$sessions" "$from" $rssi)
+    got=$(device_count "$r" "$dev"); mean=$(device_mean "$r" "$dev")
+    check "edge-recover: ${dev%%:*} count = ${want% *} across the reset, or ${alt% *} if the advert at the reset was lost (got $got)" \
+      eval "[ '$got' = '${want% *}' ] || [ '$got' = '${alt% *}' ]"
+    check "edge-recover: ${dev%%:*} RSSI mean = ${want#* } (or ${alt#* }; got $mean)" \
+      eval "{ [ '$got' = '${want% *}' ] && near '$mean' '${want#* }'; } || { [ '$got' = '${alt% *}' ] && near '$mean' '${alt#* }'; }"
   done
 
   local c=$out/edge-capture.metrics
