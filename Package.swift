@@ -130,7 +130,9 @@ let package = Package(
         .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig"]),
         .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
-        .testTarget(name: "WaymarkAggregatorTests", dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService"]),
+        .testTarget(
+            name: "WaymarkAggregatorTests",
+            dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService", "WaymarkSimulation", "WaymarkConfig"]),
         .testTarget(
             name: "WaymarkIntegrationTests",
             dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres"]),

@@ -13,16 +13,31 @@ public struct DeviceCheckpoint: Codable, Sendable, Hashable {
     /// The device state with region and gateway indices local to the two tables above, and
     /// non-finite numbers replaced by finite sentinels.
     var state: DeviceState
+    /// The device's position in the engine that saved it (not encoded: stored beside the
+    /// checkpoint). Restore checkpoints in this order and the engine visits its devices as before.
+    public var ordinal: Int = 0
+
+    enum CodingKeys: String, CodingKey { case device, regions, gateways, state }
 }
 
 extension FusionEngine {
     /// The state of one device, or nil when the engine does not know it.
     public func checkpoint(device: DeviceID) -> DeviceCheckpoint? {
-        deviceIndex[device].map { checkpoint(of: devices[Int($0)]) }
+        deviceIndex[device].map { i in
+            var cp = checkpoint(of: devices[Int(i)])
+            cp.ordinal = Int(i)
+            return cp
+        }
     }
 
     /// The state of every device.
-    public func checkpoint() -> [DeviceCheckpoint] { devices.map(checkpoint(of:)) }
+    public func checkpoint() -> [DeviceCheckpoint] {
+        devices.indices.map { i in
+            var cp = checkpoint(of: devices[i])
+            cp.ordinal = i
+            return cp
+        }
+    }
 
     /// Restores a device's state (replacing any state the engine has for it) and returns its handle.
     @discardableResult
@@ -33,8 +48,11 @@ extension FusionEngine {
             region: { $0 >= 0 && Int($0) < regionMap.count ? regionMap[Int($0)] : nil },
             gateway: { $0 >= 0 && Int($0) < gatewayMap.count ? gatewayMap[Int($0)] : nil })
             .withFiniteSentinels(false)
-        // A rotation may be due when the site changed; force a timer check on the next call.
-        state.nextDeadline = -.infinity
+        // When the site lost a region or gateway the state refers to, force a timer check on the
+        // next call; otherwise the saved deadline stands, so a restart changes nothing (issue 19).
+        if regionMap.contains(where: { $0 == nil }) || gatewayMap.contains(where: { $0 == nil }) {
+            state.nextDeadline = -.infinity
+        }
         let handle = self.handle(for: saved.device)
         devices[Int(handle.index)] = state
         return handle

@@ -31,6 +31,11 @@ public struct FusionEngine: Sendable {
     public internal(set) var counters = FusionCounters()
     /// What the engine has learned about the venue's radio (self-calibration).
     public internal(set) var calibration: VenueCalibration
+    /// Devices whose state a timer may have changed since the last `takeTimerTouched()` (flag per
+    /// device, and the list of flagged ones): a checkpoint must cover them even when nothing was
+    /// output, or a restart would resume from older filter state than the uninterrupted run.
+    var timerTouched: [Bool] = []
+    var timerTouchedList: [Int32] = []
 
     public init(site: Site) {
         self.site = site
@@ -45,6 +50,7 @@ public struct FusionEngine: Sendable {
         if let i = deviceIndex[device] { return DeviceHandle(index: i) }
         let i = Int32(devices.count)
         devices.append(DeviceState(id: device))
+        timerTouched.append(false)
         deviceIndex[device] = i
         return DeviceHandle(index: i)
     }
@@ -125,7 +131,21 @@ public struct FusionEngine: Sendable {
         gatewayReturned = false
         for i in devices.indices where all || devices[i].nextDeadline <= t {
             devices[i].expire(upTo: t, ctx, health, &calibration, into: &out)
+            if !timerTouched[i] {
+                timerTouched[i] = true
+                timerTouchedList.append(Int32(i))
+            }
         }
+        return out
+    }
+
+    /// The devices whose timers ran since the last call (their state may have changed without
+    /// any output: a closed second of the tracker, a recomputed deadline). The aggregator
+    /// checkpoints them with the devices it heard and those with output.
+    public mutating func takeTimerTouched() -> [DeviceID] {
+        let out = timerTouchedList.map { devices[Int($0)].id }
+        for i in timerTouchedList { timerTouched[Int(i)] = false }
+        timerTouchedList.removeAll(keepingCapacity: true)
         return out
     }
 

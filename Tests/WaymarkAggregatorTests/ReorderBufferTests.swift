@@ -25,7 +25,9 @@ import WaymarkCore
         #expect(r.insert("fast2", source: "fast", windowEnd: 2, at: 0.5) == [])
         #expect(r.insert("fast3", source: "fast", windowEnd: 3, at: 1.0) == [])
         #expect(r.release(at: 1.9) == [])  // slow (at 1) still counts
-        #expect(r.release(at: 2.1) == ["fast2", "fast3"])  // slow silent for 2.1 s: out; fast's own end (3) is the watermark
+        #expect(r.release(at: 2.1) == [])  // silent for 2.1 s, but only 2 s behind: still counts
+        // Silent and more than 2 s behind the others: out; fast's own end (4) is the watermark.
+        #expect(r.insert("fast4", source: "fast", windowEnd: 4, at: 2.2) == ["fast2", "fast3", "fast4"])
         #expect(r.count == 0)
         // Back from its stall, the slow source's old evidence still goes in, counted as late.
         #expect(r.insert("slow2", source: "slow", windowEnd: 2, at: 3) == ["slow2"])
@@ -40,6 +42,49 @@ import WaymarkCore
         #expect(r.insert("a3", source: "a", windowEnd: 3, at: 1.8) == ["a3"])
         #expect(r.release(at: 1.9) == [])  // b9 waits: a (active) is at 3
         #expect(r.release(at: 2.0) == ["b9"])  // held 2 s: released although a is behind
+    }
+
+    @Test func aPauseOfTheWholeStreamChangesNothing() {
+        // Both sources go quiet for 10 s (a broker outage, an aggregator restart) and come back:
+        // the order is that of the window ends, as without the pause.
+        func run(pause: Double) -> [String] {
+            var r = ReorderBuffer<String>(maxLatenessS: 2)
+            var out = r.insert("a1", source: "a", windowEnd: 1, at: 0) + r.insert("b1", source: "b", windowEnd: 1, at: 0.1)
+            out += r.insert("a2", source: "a", windowEnd: 2, at: 1 + pause)
+            out += r.insert("a3", source: "a", windowEnd: 3, at: 1.1 + pause)
+            out += r.insert("b2", source: "b", windowEnd: 2, at: 1.2 + pause)
+            out += r.insert("b3", source: "b", windowEnd: 3, at: 1.3 + pause)
+            return out + r.releaseAll()
+        }
+        #expect(run(pause: 0) == ["a1", "b1", "a2", "b2", "a3", "b3"])
+        #expect(run(pause: 10) == run(pause: 0))
+    }
+
+    @Test func aRestoredSourceHoldsTheWatermarkWhereItStood() {
+        var r = ReorderBuffer<String>(maxLatenessS: 2)
+        r.restore(source: "a", latestEnd: 10, online: true)
+        r.restore(source: "b", latestEnd: 10, online: true)
+        #expect(r.insert("b11", source: "b", windowEnd: 11, at: 100) == [])  // a stood at 10
+        #expect(r.insert("a11", source: "a", windowEnd: 11, at: 100.1) == ["a11", "b11"])  // equal ends: by source id
+        // An older window from b still comes after b's own earlier items; nothing is held for it.
+        #expect(r.insert("b9", source: "b", windowEnd: 9, at: 100.2) == ["b9"])
+        #expect(r.count == 0)
+    }
+
+    @Test func aSourceCatchingUpHoldsTheWatermarkUntilItsDeadline() {
+        var r = ReorderBuffer<String>(maxLatenessS: 2)
+        _ = r.insert("a1", source: "a", windowEnd: 1, at: 0)
+        _ = r.insert("b1", source: "b", windowEnd: 1, at: 0)
+        r.holdForCatchUp("a", until: 15)
+        #expect(r.insert("b5", source: "b", windowEnd: 5, at: 1) == [])
+        #expect(r.release(at: 5) == [])  // held past the 2 s bound: a catches up
+        r.caughtUp("a")
+        #expect(r.insert("a6", source: "a", windowEnd: 6, at: 6) == ["b5"])
+        r.holdForCatchUp("b", until: 20)
+        #expect(r.insert("a7", source: "a", windowEnd: 7, at: 7) == [])
+        #expect(r.release(at: 19.9) == [])
+        #expect(r.release(at: 20) == ["a6", "a7"])  // b never came: the wait ends, counted
+        #expect(r.catchUpTimeouts == 1)
     }
 
     @Test func anOfflineSourceDoesNotHoldTheWatermark() {

@@ -38,6 +38,8 @@ extension AggregatorConfig {
         c.reorderWindowS = try layers.double("ingest.reorder_window_s", default: c.reorderWindowS)
         try check(c.reorderWindowS >= 0 && c.reorderWindowS <= 600, "ingest.reorder_window_s",
                   "must be between 0 (off) and 600 seconds")
+        c.catchUpS = try layers.double("ingest.catch_up_s", default: c.catchUpS)
+        try check(c.catchUpS >= 0 && c.catchUpS <= 600, "ingest.catch_up_s", "must be between 0 (off) and 600 seconds")
         c.clock.toleranceS = try layers.double("clock.tolerance_s", default: c.clock.toleranceS)
         try check(c.clock.toleranceS >= 0, "clock.tolerance_s", "must be ≥ 0 seconds")
         c.clock.maxCorrectionS = try layers.double("clock.max_correction_s", default: c.clock.maxCorrectionS)

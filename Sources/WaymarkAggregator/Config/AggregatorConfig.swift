@@ -43,9 +43,14 @@ public struct AggregatorConfig: Sendable {
     /// gateway resends from the gap) before later batches are taken and the gap counts as lost.
     public var gapTimeoutS = 60.0
     /// `ingest.reorder_window_s`: batches are held up to this long (receive clock) and fused in
-    /// order of window time once every active gateway has sent evidence that recent; 0 = fuse in
-    /// arrival order. See `ReorderBuffer`.
+    /// order of window time once every active gateway (within this many seconds of the most recent
+    /// one, in evidence time) has sent evidence that recent; 0 = fuse in arrival order. See
+    /// `ReorderBuffer`.
     public var reorderWindowS = 2.0
+    /// `ingest.catch_up_s`: after a gap in a gateway's sequence (batches lost with a broker or
+    /// aggregator crash, asked for again), the engine's clock waits up to this long for the missing
+    /// batches, so that they are fused in window order and not late. 0 turns the wait off.
+    public var catchUpS = 15.0
 
     /// `clock.tolerance_s`, `clock.max_correction_s`, `clock.max_age_s`, `clock.max_future_s`: see `ClockSanity`.
     public var clock = ClockSanity.Parameters()
@@ -72,7 +77,7 @@ public struct AggregatorConfig: Sendable {
         "site", "topic_prefix",
     ] + MQTTSettings.keys + [
         "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
-        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s", "ingest.reorder_window_s",
+        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
         "raw_sightings.enabled", "raw_sightings.retention_days",
         "publish.interval_ms",

@@ -12,6 +12,7 @@ extension AggregatorCore {
             batch.devices[heard.device] = (heard.first, heard.last)
             changedDevices.insert(heard.device)
         }
+        for device in engine.takeTimerTouched() { changedDevices.insert(device) }
         for device in changedDevices {
             if let cp = engine.checkpoint(device: device) { batch.checkpoints.append(cp) }
         }
@@ -31,6 +32,7 @@ extension AggregatorCore {
         for (gw, clock) in clocks where clock.offset != 0 { s.clockOffsets[gw] = clock.offset }
         s.calibration = engine.calibrationCheckpoint()
         s.gatewayHealth = engine.gatewayHealthCheckpoint()
+        s.gatewayEnds = fusedEnds
         s.writeNumber = writeNumber
         return s
     }
@@ -69,12 +71,14 @@ extension AggregatorCore {
         for cp in devices { _ = engine.restore(cp) }
         lastStatus = statuses
         progress.restore(marks)
+        defer { restoreReorder() }
         if let state {
             feed.nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
             latest = state.latest
             writeNumber = state.writeNumber
             if let calibration = state.calibration { engine.restore(calibration: calibration) }
             if let health = state.gatewayHealth { engine.restore(gatewayHealth: health) }
+            fusedEnds = state.gatewayEnds ?? [:]
             for (gw, offset) in state.clockOffsets {
                 var c = ClockSanity(parameters: settings.clock)
                 c.restore(offset: offset)

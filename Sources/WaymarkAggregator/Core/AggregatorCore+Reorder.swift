@@ -21,7 +21,21 @@ extension AggregatorCore {
 
     /// Releases the held batches that are due at `now` (the aggregator's clock) to the engine.
     public mutating func releaseDue(at now: Double) {
+        expireGaps(at: now)
         fuse(reorder.release(at: now))
+    }
+
+    /// Catch-ups that ended by timeout rather than by the gateway's batch arriving.
+    public var catchUpTimeouts: Int { reorder.catchUpTimeouts }
+
+    /// After a restart: the reorder stage resumes where the checkpoint left it — every gateway at
+    /// the window end of its last fused batch, online unless its latest status says otherwise — so
+    /// the batches the broker queued meanwhile are fused in the order an uninterrupted run fuses
+    /// them (`ReorderBuffer`: event-time activity; gaps are parked and asked for again).
+    mutating func restoreReorder() {
+        for (gateway, end) in fusedEnds.sorted(by: { $0.key < $1.key }) {
+            reorder.restore(source: gateway, latestEnd: end, online: lastStatus[gateway]?.state != .offline)
+        }
     }
 
     /// Releases every held batch (shutdown: what was taken in is committed and acked).
@@ -43,7 +57,10 @@ extension AggregatorCore {
 
     mutating func fuse(_ released: [HeldBatch]) {
         for h in released {
-            if let batch = h.batch { apply(batch, gateway: h.gateway, offset: h.offset, receivedAt: h.receivedAt, payload: h.payload) }
+            if let batch = h.batch {
+                apply(batch, gateway: h.gateway, offset: h.offset, receivedAt: h.receivedAt, payload: h.payload)
+                fusedEnds[h.key.gateway] = max(fusedEnds[h.key.gateway] ?? -.infinity, batch.end)
+            }
             progress.markProcessed(h.key, seq: h.seq)
         }
     }

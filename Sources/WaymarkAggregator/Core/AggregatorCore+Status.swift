@@ -40,7 +40,11 @@ extension AggregatorCore {
         }
         lastStatus[gateway] = summary
         pending.statuses.append(.init(gateway: gateway, receivedAt: at, status: status, payload: payload))
-        if !retained { reorder.setOnline(gateway, status.state == .online) }
+        if !retained {
+            reorder.setOnline(gateway, status.state == .online)
+        } else if status.state == .offline {
+            reorder.caughtUp(gateway)  // offline when we (re)subscribed: nothing to wait for
+        }
         if !retained || at >= latest {
             // The engine runs in evidence time: a status carries no evidence of its own, so it
             // applies at the newest evidence fused so far (never at the receive clock, which can

@@ -15,6 +15,11 @@ public struct AggregatorCore: Sendable {
         public var gapTimeoutS = 60.0
         /// Longest a batch is held for event-time ordering (`ReorderBuffer`); 0 = fuse in arrival order.
         public var reorderWindowS = 0.0
+        /// After a gap in a gateway's sequence, how long the engine's clock waits at most for the
+        /// missing batches (needs `reorderWindowS` > 0).
+        public var catchUpS = 15.0
+        /// Memory for batches parked behind gaps in their gateway's sequence.
+        public var maxParkedBytes = 256 << 20
         public init() {}
     }
 
@@ -59,6 +64,15 @@ public struct AggregatorCore: Sendable {
     public internal(set) var reorder: ReorderBuffer<HeldBatch>
     /// Events to publish now (device state and monitored sets are coalesced in `views`).
     var publications: [Publication] = []
+    /// Batches parked behind gaps, per (gateway, boot), and the memory they take.
+    var gaps: [ProgressTracker.Key: ParkedGap] = [:]
+    var parkedBytes = 0
+    /// Gaps seen, and resend requests published for them.
+    public internal(set) var gapsOpened = 0
+    public internal(set) var resendRequests = 0
+    /// The window end of the last batch fused per gateway (checkpointed: after a restart the
+    /// engine waits for the gateways that were active to continue from there).
+    var fusedEnds: [String: Double] = [:]
 
     public init(site: Site, topics: Topics, settings: Settings = Settings()) {
         self.site = site
@@ -105,19 +119,29 @@ public struct AggregatorCore: Sendable {
             let ack = progress.committedMark(key, covering: batch.seq).map { GatewayAck(boot: batch.boot, seq: $0) }
             return .duplicate(gateway: gateway, ack: ack)
         }
-        guard progress.isInOrder(key, seq: batch.seq, at: receivedAt, timeout: settings.gapTimeoutS) else {
-            counts.add(.outOfOrder)
-            return .rejected(.outOfOrder, gateway: gateway)
+        if batch.seq > progress.nextExpected(key) {
+            return park(batch, key: key, gateway: g, payload: payload, receivedAt: receivedAt)
         }
+        let outcome = take(batch, key: key, gateway: g, payload: payload, receivedAt: receivedAt, now: receivedAt)
+        drainParked(key, now: receivedAt)
+        return outcome
+    }
+
+    /// Takes in the batch that follows its gateway's mark: clock check, then the reorder stage.
+    @discardableResult
+    mutating func take(_ batch: SightingBatch, key: ProgressTracker.Key, gateway g: Int, payload: [UInt8],
+                       receivedAt: Double, now: Double) -> Outcome {
+        var batch = batch
+        let gateway = key.gateway
         guard Self.timesAreConsistent(batch) else {
-            settle(key, seq: batch.seq, at: receivedAt)  // acked with the next write: resending cannot fix it
+            settle(key, seq: batch.seq, at: now)  // acked with the next write: resending cannot fix it
             return reject(.badTimes, gateway: gateway, at: receivedAt)
         }
         var clock = clocks[gateway] ?? ClockSanity(parameters: settings.clock)
         let verdict = clock.judge(windowStart: batch.start, windowEnd: batch.end, receivedAt: receivedAt)
         clocks[gateway] = clock
         guard case .accept(let offset) = verdict else {
-            settle(key, seq: batch.seq, at: receivedAt)
+            settle(key, seq: batch.seq, at: now)
             return reject(.clockAbsurd, gateway: gateway, at: receivedAt)
         }
         if offset != 0 { Self.shift(&batch, by: offset) }
@@ -126,7 +150,8 @@ public struct AggregatorCore: Sendable {
         // PostgreSQL refuse them, the batch goes to the quarantine table as received.
         let held = HeldBatch(key: key, seq: batch.seq, batch: batch, gateway: g, offset: offset, receivedAt: receivedAt,
                              payload: settings.rawSightings ? payload : [])
-        fuse(reorder.insert(held, source: gateway, windowEnd: batch.end, at: receivedAt))
+        fuse(reorder.insert(held, source: gateway, windowEnd: batch.end, at: now))
+        if reorder.catchingUp > 0 && !gaps.keys.contains(where: { $0.gateway == gateway }) { reorder.caughtUp(gateway) }
         return .accepted(sightings: batch.sightings.count)
     }
 

@@ -90,6 +90,12 @@ enum DevicePayloads {
             j.member("boot", a.boot)
             j.key("seq")
             j.raw(String(a.seq))
+            if let from = a.resendFrom, let to = a.resendTo {
+                j.key("resend_from")
+                j.raw(String(from))
+                j.key("resend_to")
+                j.raw(String(to))
+            }
         }
         return j.bytes
     }

@@ -112,6 +112,8 @@ public struct AggregatorCheckpoint: Codable, Sendable, Equatable {
     /// The engine's view of each gateway's health (so a restart does not take the aggregator's
     /// own downtime for the gateways' silence).
     public var gatewayHealth: [String: GatewayHealthCheckpoint]?
+    /// The window end of the last batch fused per gateway (`AggregatorCore.restoreReorder`).
+    public var gatewayEnds: [String: Double]?
     /// The number of the write this state was committed with (1, 2, …; 0: none yet). Stored in the
     /// same transaction as everything else, so after a commit whose reply was lost the writer can
     /// tell whether it committed by reading it back (`AggregatorStore.committedWrite`).

@@ -16,9 +16,7 @@ public struct ProgressTracker: Sendable {
     public private(set) var committed: [Key: UInt64] = [:]
     /// The highest sequence number taken in (processed, or held for event-time ordering).
     public private(set) var received: [Key: UInt64] = [:]
-    /// When a gap in a boot's sequence was first seen.
-    private var gapSince: [Key: Double] = [:]
-    /// Batches skipped over by gaps that never filled (lost at the gateway).
+    /// Batches skipped over by gaps that never filled (lost at the gateway; `skip(_:to:)`).
     public private(set) var skipped = 0
     /// Keys whose processed mark moved since the last `takeAdvanced()`.
     private var advanced: Set<Key> = []
@@ -50,18 +48,16 @@ public struct ProgressTracker: Sendable {
         if seq > received[key] ?? 0 || received[key] == nil { received[key] = seq }
     }
 
-    /// Acks are cumulative (everything up to seq is stored), so a batch may only be processed
-    /// when it follows its predecessor. False for a batch after a gap, until the gap is
-    /// `timeout` seconds old (then the missing batches count as lost, in `skipped`).
-    public mutating func isInOrder(_ key: Key, seq: UInt64, at now: Double, timeout: Double) -> Bool {
-        let expected = (taken(key) ?? 0) + 1
-        guard seq > expected else { gapSince[key] = nil; return true }
-        let since = gapSince[key] ?? now
-        gapSince[key] = since
-        guard now - since >= timeout else { return false }
+    /// The sequence number that follows what was taken in (1 for a boot not seen yet).
+    public func nextExpected(_ key: Key) -> UInt64 { (taken(key) ?? 0) + 1 }
+
+    /// Gives up on the batches before `seq` that never came (lost at the gateway): they count in
+    /// `skipped`, and `seq` is the next one expected.
+    public mutating func skip(_ key: Key, to seq: UInt64) {
+        let expected = nextExpected(key)
+        guard seq > expected else { return }
         skipped += Int(seq - expected)
-        gapSince[key] = nil
-        return true
+        received[key] = seq - 1
     }
 
     /// The committed mark covering `seq`, when there is one (to re-ack a duplicate).

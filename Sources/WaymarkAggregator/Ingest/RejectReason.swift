@@ -19,8 +19,10 @@ public enum RejectReason: String, Sendable, CaseIterable, Codable {
     case clockAbsurd = "clock_absurd"
     /// A (gateway, boot, seq) at or below what was already processed.
     case duplicate
-    /// A batch after a gap in its boot's sequence: held back (not acked) so that the gateway's
-    /// resend fills the gap in order; accepted anyway once the gap is older than `ingest.gap_timeout_s`.
+    /// A batch after a gap in its boot's sequence that could not be parked (the memory for parked
+    /// batches is full): refused (not acked) so that the gateway resends it later. Batches after a
+    /// gap are normally parked and the gateway asked to resend the missing ones
+    /// (`AggregatorCore.park`); once the gap is older than `ingest.gap_timeout_s` it counts as lost.
     case outOfOrder = "out_of_order"
     /// A number the store cannot hold or that no gateway can mean: not finite, not an integer where
     /// one is needed, or outside the field's range (`FieldRules`: RSSI and tx −128…127 dBm,

@@ -2,16 +2,28 @@
 /// a gateway that falls behind does not make the engine see its evidence after newer evidence
 /// from the others.
 ///
-/// The event-time watermark is the minimum, over sources (gateways) that are online and sent a
-/// batch within the last `maxLatenessS` seconds, of the latest window end each has sent: no
-/// active source will send anything older, so every held item up to the watermark is released.
-/// A source that stalls drops out of the minimum after `maxLatenessS`, and no item is held longer
-/// than `maxLatenessS` (receive clock), so one slow gateway cannot block the others. An item older
-/// than what was already released goes in at once and is counted in `late`.
+/// The event-time watermark is the minimum, over the *active* sources (gateways), of the latest
+/// window end each has sent: no active source will send anything older, so every held item up to
+/// the watermark is released. A source is active while it is online and either sent a batch
+/// within the last `maxLatenessS` seconds (receive clock) or its evidence is within `maxLatenessS`
+/// of the most advanced source's. So a gateway that stalls drops out once it is silent *and*
+/// behind, and one slow gateway cannot block the others; but a pause of the whole stream (the
+/// broker, the network, the aggregator restarting) leaves every gateway active, and afterwards
+/// the batches are fused in the order of their times, as without the pause. As a safety net no
+/// item is held longer than `maxLatenessS` on the receive clock.
+/// An item older than what was already released goes in at once and is counted in `late`.
+/// Items with equal window ends are released in order of source id, then arrival.
+///
+/// A source can also be *catching up* (`holdForCatchUp`): after a restart, a broker reconnect or
+/// a gap in its sequence, its next evidence is known to be on its way (queued at the broker, or
+/// asked for again). Until it has caught up (`caughtUp`) or its deadline passes (counted in
+/// `catchUpTimeouts`), the watermark stays at its latest evidence whether or not it was seen
+/// recently, and the lateness bound does not release anything newer: the engine's clock waits for
+/// it, the way a stream processor holds its watermark for a partition that is being replayed.
 ///
 /// Items of one source are released in the order they were inserted (their order key never goes
 /// below the source's previous one), which keeps per-gateway sequence marks cumulative. Pure: the
-/// clock is passed in. `maxLatenessS` 0 turns holding off.
+/// clock is passed in. `maxLatenessS` 0 turns holding off (and catching up with it).
 public struct ReorderBuffer<Item: Sendable>: Sendable {
     struct Entry: Sendable {
         var order: Double
@@ -27,6 +39,8 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
         var online = true
         var lastOrder = -Double.infinity
         var held = 0
+        /// Receive-clock deadline of a catch-up (−∞: not catching up).
+        var catchUpUntil = -Double.infinity
     }
 
     /// Longest an item is held, and how long a silent source still counts for the watermark (s).
@@ -39,6 +53,10 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
     public private(set) var releasedUpTo = -Double.infinity
     /// Items that arrived older than what had already been released (they went in at once).
     public private(set) var late = 0
+    /// Catch-ups that ended by their deadline rather than by the source catching up.
+    public private(set) var catchUpTimeouts = 0
+    /// Sources catching up now.
+    public private(set) var catchingUp = 0
 
     public init(maxLatenessS: Double) { self.maxLatenessS = max(0, maxLatenessS) }
 
@@ -70,33 +88,96 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
         sources[source] = s
         arrivals += 1
         let entry = Entry(order: order, arrival: arrivals, heldAt: now, source: source, item: item)
-        let index = entries.partitioningIndex { ($0.order, $0.arrival) > (order, arrivals) }
+        let index = entries.partitioningIndex { ($0.order, $0.source, $0.arrival) > (order, source, arrivals) }
         entries.insert(entry, at: index)
         return release(at: now)
     }
 
-    /// Marks a source online or offline (an offline source does not hold the watermark back).
+    /// Marks a source online or offline (an offline source does not hold the watermark back, nor
+    /// is it waited for to catch up).
     public mutating func setOnline(_ source: String, _ online: Bool) {
         sources[source, default: Source()].online = online
+        if !online { caughtUp(source) }
     }
+
+    /// Holds the watermark at `source`'s latest evidence (at least `latestEnd`, when given) until
+    /// it catches up or `deadline` (receive clock) passes. No effect when holding is off.
+    public mutating func holdForCatchUp(_ source: String, latestEnd: Double? = nil, until deadline: Double) {
+        guard maxLatenessS > 0 else { return }
+        var s = sources[source] ?? Source()
+        if let latestEnd { s.latestEnd = max(s.latestEnd, latestEnd) }
+        if s.catchUpUntil == -Double.infinity { catchingUp += 1 }
+        s.catchUpUntil = max(s.catchUpUntil, deadline)
+        sources[source] = s
+    }
+
+    /// `source`'s awaited evidence arrived: it no longer holds the watermark beyond the usual.
+    public mutating func caughtUp(_ source: String) {
+        guard catchingUp > 0, var s = sources[source], s.catchUpUntil > -Double.infinity else { return }
+        s.catchUpUntil = -Double.infinity
+        sources[source] = s
+        catchingUp -= 1
+    }
+
+    /// Whether `source` is catching up.
+    public func isCatchingUp(_ source: String) -> Bool { (sources[source]?.catchUpUntil ?? -.infinity) > -.infinity }
 
     /// The event-time watermark at `now` (+∞ when no source is active).
     public func watermark(at now: Double) -> Double {
+        var leader = -Double.infinity
+        for s in sources.values where s.online { leader = max(leader, s.latestEnd) }
         var w = Double.infinity
-        for s in sources.values where s.online && now - s.lastSeen <= maxLatenessS && s.latestEnd > -Double.infinity {
-            w = min(w, s.latestEnd)
+        for s in sources.values {
+            if s.catchUpUntil > now {
+                w = min(w, s.latestEnd)
+            } else if s.online && s.latestEnd > -Double.infinity
+                        && (now - s.lastSeen <= maxLatenessS || s.latestEnd >= leader - maxLatenessS) {
+                w = min(w, s.latestEnd)
+            }
         }
         return w
     }
 
+    /// Where each source stands (for the aggregator's checkpoint): its latest window end.
+    public var sourceEnds: [String: Double] {
+        var out: [String: Double] = [:]
+        for (id, s) in sources where s.latestEnd > -Double.infinity { out[id] = s.latestEnd }
+        return out
+    }
+
+    /// Restores where a source stood (after a restart): its latest window end (also the order its
+    /// next item must not go below) and whether it is online.
+    public mutating func restore(source: String, latestEnd: Double, online: Bool) {
+        var s = sources[source] ?? Source()
+        s.latestEnd = max(s.latestEnd, latestEnd)
+        s.lastOrder = max(s.lastOrder, latestEnd)
+        s.online = online
+        sources[source] = s
+        releasedUpTo = max(releasedUpTo, latestEnd)
+    }
+
     /// The held items that are due at `now`: up to the watermark, and every item held for
-    /// `maxLatenessS` or longer together with everything ordered before it.
+    /// `maxLatenessS` or longer together with everything ordered before it — except, while a
+    /// source catches up, what is newer than that source's latest evidence.
     public mutating func release(at now: Double) -> [Item] {
+        if catchingUp > 0 { expireCatchUps(at: now) }
         guard !entries.isEmpty else { return [] }
         let w = watermark(at: now)
+        var cap = Double.infinity
+        if catchingUp > 0 {
+            for s in sources.values where s.catchUpUntil > now { cap = min(cap, s.latestEnd) }
+        }
         var cut = 0
-        for (i, e) in entries.enumerated() where e.order <= w || now - e.heldAt >= maxLatenessS { cut = i + 1 }
+        for (i, e) in entries.enumerated() where e.order <= w || (now - e.heldAt >= maxLatenessS && e.order <= cap) { cut = i + 1 }
         return take(cut)
+    }
+
+    mutating func expireCatchUps(at now: Double) {
+        for (id, s) in sources where s.catchUpUntil > -Double.infinity && s.catchUpUntil <= now {
+            sources[id]?.catchUpUntil = -Double.infinity
+            catchingUp -= 1
+            catchUpTimeouts += 1
+        }
     }
 
     /// Every held item, in order (shutdown).

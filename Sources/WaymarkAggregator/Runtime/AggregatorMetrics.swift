@@ -21,6 +21,9 @@ final class AggregatorMetrics: Sendable {
     let dbUp: Gauge
     let heldBatches: Gauge
     let lateBatches: Counter
+    let parkedBatches: Gauge
+    let resendRequests: Counter
+    let catchUpTimeouts: Counter
     let calibrationPower: Gauge
     let calibrationExponent: Gauge
     let calibrationRoomLoss: Gauge
@@ -57,6 +60,12 @@ final class AggregatorMetrics: Sendable {
         dbUp = registry.makeGauge(descriptor: name("db", "up", "1 while the last write succeeded, 0 while PostgreSQL is failing."))
         heldBatches = registry.makeGauge(descriptor: name("reorder_held", "batches", "Batches held for event-time ordering."))
         lateBatches = registry.makeCounter(descriptor: name("late_batches", "total", "Batches that arrived behind the event-time watermark (fused late)."))
+        parkedBatches = registry.makeGauge(descriptor: name("parked", "batches",
+            "Batches parked behind a gap in their gateway's sequence until the missing ones are resent."))
+        resendRequests = registry.makeCounter(descriptor: name("resend_requests", "total",
+            "Resend requests published to gateways for batches missing before parked ones."))
+        catchUpTimeouts = registry.makeCounter(descriptor: name("catch_up_timeouts", "total",
+            "Times the engine's clock stopped waiting for a gateway to catch up (ingest.catch_up_s passed) for the batches missing in a gap."))
         calibrationPower = registry.makeGauge(descriptor: name("calibration_measured_power", "db",
             "Self-calibration: dB the engine adds to every device's measured power."))
         calibrationExponent = registry.makeGauge(descriptor: name("calibration_path_loss_exponent", "ratio",

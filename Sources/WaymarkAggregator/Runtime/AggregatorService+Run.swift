@@ -112,7 +112,7 @@ extension AggregatorService {
         var rejections = RejectionLog(interval: config.rejectLogIntervalS)
         var lastFlush = Self.now(), lastPublish = lastFlush, lastRelease = lastFlush
         var lastReack: [String: Double] = [:]
-        var lateSeen = 0
+        var lateSeen = 0, resendRequestsSeen = 0, catchUpTimeoutsSeen = 0
         let flushEvery = Double(config.flushIntervalMS) / 1000, publishEvery = Double(config.publishIntervalMS) / 1000
         while true {
             let message = ingest.pop(timeout: 0.01)
@@ -150,6 +150,15 @@ extension AggregatorService {
                 if core.lateBatches > lateSeen {
                     metrics.lateBatches.increment(by: Int64(core.lateBatches - lateSeen))
                     lateSeen = core.lateBatches
+                }
+                metrics.parkedBatches.set(Double(core.parkedBatches))
+                if core.resendRequests > resendRequestsSeen {
+                    metrics.resendRequests.increment(by: Int64(core.resendRequests - resendRequestsSeen))
+                    resendRequestsSeen = core.resendRequests
+                }
+                if core.catchUpTimeouts > catchUpTimeoutsSeen {
+                    metrics.catchUpTimeouts.increment(by: Int64(core.catchUpTimeouts - catchUpTimeoutsSeen))
+                    catchUpTimeoutsSeen = core.catchUpTimeouts
                 }
             }
             if now - lastPublish >= publishEvery || isStopping {

@@ -73,6 +73,7 @@ public final class AggregatorService: @unchecked Sendable {
         settings.rawSightings = config.rawSightings
         settings.gapTimeoutS = config.gapTimeoutS
         settings.reorderWindowS = config.reorderWindowS
+        settings.catchUpS = config.catchUpS
         core = AggregatorCore(site: site, topics: topics, settings: settings)
         ingest = BlockingQueue(capacity: config.ingestQueueMessages)
         writes = BlockingQueue(capacity: config.maxPendingRows)

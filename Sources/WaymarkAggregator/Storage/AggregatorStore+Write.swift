@@ -34,13 +34,13 @@ extension AggregatorStore {
             if !batch.checkpoints.isEmpty {
                 // One binary parameter holds every checkpoint; each row takes its slice.
                 try db.query("""
-                    INSERT INTO device_state (site_id, device_id, state, checkpoint)
-                    SELECT $1, d, NULL, substring($3::bytea FROM o FOR n)
-                    FROM unnest($2::text[], $4::int[], $5::int[]) AS u(d, o, n)
+                    INSERT INTO device_state (site_id, device_id, state, checkpoint, ordinal)
+                    SELECT $1, d, NULL, substring($3::bytea FROM o FOR n), k
+                    FROM unnest($2::text[], $4::int[], $5::int[], $6::bigint[]) AS u(d, o, n, k)
                     ON CONFLICT (site_id, device_id) DO UPDATE
-                      SET state = NULL, checkpoint = excluded.checkpoint, updated_at = now()
+                      SET state = NULL, checkpoint = excluded.checkpoint, ordinal = excluded.ordinal, updated_at = now()
                     """, [siteID, batch.checkpoints.map(\.device.rawValue), PostgresBytes(checkpoints.bytes),
-                          checkpoints.offsets, checkpoints.lengths])
+                          checkpoints.offsets, checkpoints.lengths, batch.checkpoints.map(\.ordinal)])
             }
             try db.query("""
                 INSERT INTO aggregator_state (site_id, state) VALUES ($1, $2::jsonb)

@@ -8,8 +8,8 @@ import WaymarkPostgres
 /// Runs on the writer thread with that thread's `PostgresConnection`.
 public struct AggregatorStore: Sendable {
     public let siteID: String
-    /// Migrations of schema/ this aggregator needs (0001–0008).
-    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8]
+    /// Migrations of schema/ this aggregator needs (0001–0009).
+    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
     public init(siteID: String) { self.siteID = siteID }
 
@@ -81,7 +81,10 @@ public struct AggregatorStore: Sendable {
         let decoder = JSONDecoder(), binary = CompactBinaryDecoder()
         // Binary checkpoints (schema 0005). A row with JSON `state` was last written by an
         // aggregator from before 0005 (this one always sets it to NULL): the JSON is the latest.
-        for row in try db.query("SELECT state::text, checkpoint FROM device_state WHERE site_id = $1", [siteID]).rows {
+        // In the engine's order (schema 0009), so that the restored engine visits its devices as before.
+        for row in try db.query("""
+            SELECT state::text, checkpoint FROM device_state WHERE site_id = $1 ORDER BY ordinal NULLS LAST, device_id
+            """, [siteID]).rows {
             let cp: DeviceCheckpoint?
             if let json = try row.decode(String?.self, 0) {
                 cp = try? decoder.decode(DeviceCheckpoint.self, from: Data(json.utf8))

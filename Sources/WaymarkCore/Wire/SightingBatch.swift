@@ -109,10 +109,37 @@ public struct GatewayStatus: Hashable, Sendable, Codable {
 
 /// Published by the aggregator on `…/gateways/<gw>/ack` after a commit: every batch of `boot` with
 /// a sequence number up to and including `seq` is stored.
+///
+/// With `resend_from`/`resend_to` it is also a resend request: the aggregator received batches of
+/// `boot` after a gap and holds them until the gap is filled, so the gateway should send the batches
+/// `resend_from ..< resend_to` it still has again now, without waiting for its resend timer (the
+/// batches the aggregator holds are not asked for). Gateways that ignore the two fields still
+/// resend after their timer; nothing is lost, only later.
 public struct GatewayAck: Hashable, Sendable, Codable {
     public var boot: String
     public var seq: UInt64
-    public init(boot: String, seq: UInt64) { self.boot = boot; self.seq = seq }
+    /// First sequence number missing at the aggregator (with `resendTo`).
+    public var resendFrom: UInt64?
+    /// The missing range ends before this sequence number (the first one the aggregator holds).
+    public var resendTo: UInt64?
+    public init(boot: String, seq: UInt64, resendFrom: UInt64? = nil, resendTo: UInt64? = nil) {
+        self.boot = boot
+        self.seq = seq
+        self.resendFrom = resendFrom
+        self.resendTo = resendTo
+    }
+
+    /// The sequence numbers to resend now (empty for a plain ack).
+    public var resendRange: Range<UInt64> {
+        guard let from = resendFrom, let to = resendTo, from < to else { return 0..<0 }
+        return from..<to
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case boot, seq
+        case resendFrom = "resend_from"
+        case resendTo = "resend_to"
+    }
 }
 
 /// MQTT topic names (DESIGN.md §4), under a configurable prefix (default `waymark/v1/<site>`).

@@ -67,6 +67,8 @@ extension EdgeAgent {
             let removed = spool.acknowledge(boot: ack.boot, seq: ack.seq)
             runtime.acked += removed
             if removed > 0 { statusDirty = true }
+            // A resend request: the aggregator parks later batches until these come.
+            if !ack.resendRange.isEmpty { runtime.resendRequested += spool.markDue(boot: ack.boot, range: ack.resendRange) }
         }
     }
 

@@ -6,7 +6,7 @@ import Prometheus
 /// only bumps integers and never touches the registry.
 final class EdgeMetrics {
     let registry: PrometheusCollectorRegistry
-    private let adverts, decoded, tracked, batches, published, publishErrors, reconnects, resent, acked, dropped,
+    private let adverts, decoded, tracked, batches, published, publishErrors, reconnects, resent, resendRequested, acked, dropped,
                 damaged, malformedLines, otherGateway, spoolErrors: Counter
     private var malformedEvents: [String: Counter] = [:]
     private var filtered: [AdvertFilter.DropReason: Counter] = [:]
@@ -38,6 +38,7 @@ final class EdgeMetrics {
         publishErrors = counter("publish_errors_total", "Publishes that failed (not connected, queue full, …); the batch stays spooled")
         reconnects = counter("reconnects_total", "Connections to the broker after the first one")
         resent = counter("resent_total", "Batches sent again (no aggregator ack in time, or after a restart)")
+        resendRequested = counter("resend_requested_total", "Spooled batches the aggregator asked for again (it parks later ones behind a gap)")
         acked = counter("acked_total", "Batches removed from the spool by an aggregator ack")
         dropped = counter("spool_dropped_total", "Unacknowledged batches dropped because the spool was full")
         damaged = counter("spool_damaged_total", "Damaged spool stretches (torn writes) skipped at start")
@@ -79,6 +80,7 @@ final class EdgeMetrics {
         advance(publishErrors, r.publishErrors, ro.publishErrors)
         advance(reconnects, r.reconnects, ro.reconnects)
         advance(resent, r.resent, ro.resent)
+        advance(resendRequested, r.resendRequested, ro.resendRequested)
         advance(acked, r.acked, ro.acked)
         advance(spoolErrors, r.spoolErrors, ro.spoolErrors)
         advance(dropped, now.spoolDropped, last.spoolDropped)
@@ -97,6 +99,8 @@ public struct EdgeRuntimeCounters: Sendable, Equatable {
     public var publishErrors = 0
     public var reconnects = 0
     public var resent = 0
+    /// Batches marked due by the aggregator's resend requests (sent again, so also in `resent`).
+    public var resendRequested = 0
     public var acked = 0
     public var spoolErrors = 0
     public var invalidAcks = 0

@@ -148,6 +148,18 @@ public final class Spool {
         return out
     }
 
+    /// The aggregator asked for the batches of `boot` in `range` again (it holds later ones behind
+    /// a gap): they become due now, ahead of their resend timer. Returns how many are spooled.
+    @discardableResult
+    public func markDue(boot: String, range: Range<UInt64>) -> Int {
+        var n = 0
+        for i in entries.indices where entries[i].boot == boot && range.contains(entries[i].seq) && entries[i].sentAt != nil {
+            entries[i].sentAt = nil
+            n += 1
+        }
+        return n
+    }
+
     public func markUnsent(boot: String, seq: UInt64) {
         if let i = entries.firstIndex(where: { $0.boot == boot && $0.seq == seq }) { entries[i].sentAt = nil }
     }

@@ -204,8 +204,18 @@ extension FusionEngine {
             c.offsetSum[g] = s.offsetSum[i]
             c.offsetSquare[g] = s.offsetSquare[i]
             c.offsetCount[g] = s.offsetCount[i]
+            if i < s.gatewayOffsetDB.count && i < s.applied.count {
+                c.gatewayOffsetDB[g] = s.gatewayOffsetDB[i]
+                c.applied[g] = s.applied[i]
+            }
         }
-        c.refresh()
+        // The same venue: resume with exactly the values in use when it was saved (the engine
+        // refreshes them about once a second, so refreshing now would change the next readings'
+        // distances from what an uninterrupted run computes). Another gateway list or prior:
+        // derive them from the restored sums.
+        if saved.gateways != ctx.gatewayIDs || s.exponentPrior != c.exponentPrior || s.roomLossPrior != c.roomLossPrior {
+            c.refresh()
+        }
         calibration = c
     }
 }

@@ -19,6 +19,9 @@ final class SimulatedGateways: @unchecked Sendable {
         var topicPrefix: String?
         var speedup: Double
         var resendAfterS = 30.0
+        /// Resends per gateway per scan (once a second), oldest first, as the edge's in-flight
+        /// window paces its spool: a backlog goes out paced, not all at once.
+        var maxResendsPerScan = 20
         var statusIntervalS = 10.0
         /// Unacked batches kept per gateway (like the edge's spool limit); the oldest go first.
         var maxUnackedPerGateway = 50_000
@@ -33,6 +36,8 @@ final class SimulatedGateways: @unchecked Sendable {
         var seq: UInt64
         var payload: [UInt8]
         var sentAt: Double?
+        /// The aggregator asked for it again (a resend request in its ack).
+        var requested = false
     }
 
     let scenario: Scenario
@@ -147,11 +152,14 @@ final class SimulatedGateways: @unchecked Sendable {
         guard now >= nextResendScan else { return }
         nextResendScan = now + 1
         for g in pending.indices {
+            var resends = 0
             for i in pending[g].indices {
                 guard let sent = pending[g][i].sentAt else { try sendLocked(g, i); continue }
-                if now - sent >= options.resendAfterS {
+                if resends < options.maxResendsPerScan && (pending[g][i].requested || now - sent >= options.resendAfterS) {
+                    pending[g][i].requested = false
                     try sendLocked(g, i)
                     totals.resent += 1
+                    resends += 1
                 }
             }
         }
@@ -194,5 +202,12 @@ final class SimulatedGateways: @unchecked Sendable {
         let before = pending[g].count
         pending[g].removeAll { $0.boot == ack.boot && $0.seq <= ack.seq }
         totals.acked += before - pending[g].count
+        let range = ack.resendRange
+        guard !range.isEmpty else { return }
+        for i in pending[g].indices where pending[g][i].boot == ack.boot && range.contains(pending[g][i].seq)
+            && pending[g][i].sentAt != nil {
+            pending[g][i].requested = true
+        }
+        nextResendScan = 0  // at the next scan, not a second later
     }
 }
