@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WaymarkCore
 @testable import WaymarkEdge
 
 @Suite struct SpoolTests {
@@ -53,6 +54,25 @@ import Testing
         #expect(try due.map { try reopened.payload(of: $0) } == [payload("b1", 4), payload("b1", 5)])
         #expect(reopened.acknowledge(boot: "b1", seq: 5) == 2)
         #expect(files(dir).isEmpty)
+    }
+
+    @Test("a resend request makes exactly the asked batches due at once, ahead of their timer")
+    func resendRequest() throws {
+        let dir = EdgeTestData.temporaryDirectory("spool")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let spool = try Spool(.init(directory: dir, segmentBatches: 2, fsync: false))
+        for seq in 1...6 { try spool.append(payload("b1", UInt64(seq)), boot: "b1", seq: UInt64(seq)) }
+        #expect(spool.takeDue(now: 100, resendAfter: 30, limit: 100).count == 6)
+        // The aggregator has 1…2 committed and holds 5…6 behind a gap: it asks for 3 and 4.
+        let ack = try JSONDecoder().decode(GatewayAck.self, from: Data(#"{"boot":"b1","seq":2,"resend_from":3,"resend_to":5}"#.utf8))
+        #expect(ack.resendRange == 3..<5)
+        #expect(spool.acknowledge(boot: ack.boot, seq: ack.seq) == 2)
+        #expect(spool.markDue(boot: "other", range: ack.resendRange) == 0)
+        #expect(spool.markDue(boot: ack.boot, range: ack.resendRange) == 2)
+        #expect(spool.takeDue(now: 101, resendAfter: 30, limit: 100).map(\.seq) == [3, 4])
+        #expect(spool.takeDue(now: 102, resendAfter: 30, limit: 100).isEmpty)
+        // A plain ack asks for nothing.
+        #expect(GatewayAck(boot: "b1", seq: 4).resendRange.isEmpty)
     }
 
     @Test("a torn write at the end of a segment is skipped at start without losing earlier batches")
