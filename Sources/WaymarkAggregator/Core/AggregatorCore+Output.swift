@@ -87,6 +87,16 @@ extension AggregatorCore {
         }
     }
 
+    /// An ack of the committed mark of each gateway's current boot (the boot of its latest status,
+    /// or every boot when it sent none): published on every connect to the broker, so that
+    /// gateways learn at once what the previous run committed at its end, or what acks a broker
+    /// outage swallowed, instead of resending it.
+    public func currentAcks() -> [Publication] {
+        progress.committed.filter { key, _ in lastStatus[key.gateway]?.boot.map { $0 == key.boot } ?? true }
+            .sorted { ($0.key.gateway, $0.key.boot) < ($1.key.gateway, $1.key.boot) }
+            .map { ackPublication(gateway: $0.key.gateway, GatewayAck(boot: $0.key.boot, seq: $0.value)) }
+    }
+
     /// A payload for a duplicate's re-ack.
     public func ackPublication(gateway: String, _ ack: GatewayAck) -> Publication {
         Publication(topic: topics.ack(gateway), payload: DevicePayloads.ack(ack), retain: false)

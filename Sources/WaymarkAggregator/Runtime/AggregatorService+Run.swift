@@ -93,9 +93,13 @@ extension AggregatorService {
                                receivedAt: Date().timeIntervalSince1970))
         }
         let logger = self.logger
-        client.onEvent = { event in
+        client.onEvent = { [self] event in
             switch event {
-            case .connected: logger.info("connected to the broker")
+            case .connected:
+                lock.lock()
+                connectedSinceAcks = true
+                lock.unlock()
+                logger.info("connected to the broker")
             case .refused(let error): logger.error("the broker refused the connection: \(error)")
             case .disconnected(let expected, let reason):
                 if !expected { logger.warning("disconnected from the broker; reconnecting: \(reason)") }
@@ -114,12 +118,29 @@ extension AggregatorService {
         var lastReack: [String: Double] = [:]
         var lateSeen = 0, resendRequestsSeen = 0, catchUpTimeoutsSeen = 0
         let flushEvery = Double(config.flushIntervalMS) / 1000, publishEvery = Double(config.publishIntervalMS) / 1000
+        var leaveBy: Double?, intakeClosed = false
         while true {
+            if isStopping && leaveBy == nil {
+                // Leave the broker before the queue is drained: a message it delivers is acked to it
+                // (PUBACK) on receipt, so one taken in after the last drain would be lost to us. What it
+                // has not delivered stays queued in the persistent session for the next start.
+                client.disconnect()
+                leaveBy = Self.now() + 2
+            }
+            if let leaveBy, !intakeClosed, !client.isConnected || Self.now() >= leaveBy {
+                ingest.close()
+                intakeClosed = true
+            }
             let message = ingest.pop(timeout: 0.01)
-            if message == nil && isStopping {
+            if message == nil && intakeClosed {
                 core.releaseAll()
                 break
             }
+            lock.lock()
+            let announce = connectedSinceAcks
+            connectedSinceAcks = false
+            lock.unlock()
+            if announce { publish(core.currentAcks(), client) }
             if let m = message {
                 switch core.handle(topic: m.topic, payload: m.payload, receivedAt: m.receivedAt, retained: m.retained) {
                 case .accepted(let n):

@@ -157,6 +157,8 @@ extension AggregatorService {
         committedSightingsStorage += batch.sightingCount
         lock.unlock()
         guard let client else { return }
+        // Stopping and off the broker: these acks go out at the next connect (`currentAcks`).
+        if isStopping && !client.isConnected { return }
         for (key, seq) in batch.progress.sorted(by: { $0.key.gateway < $1.key.gateway }) {
             do {
                 try client.publish(topic: topics.ack(key.gateway), payload: DevicePayloads.ack(GatewayAck(boot: key.boot, seq: seq)), qos: 1)

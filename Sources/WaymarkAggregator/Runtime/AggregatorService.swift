@@ -32,6 +32,10 @@ public final class AggregatorService: @unchecked Sendable {
     let writes: BlockingQueue<WriteBatch>
     let lock = NSLock()
     var stopping = false
+    /// Set by the MQTT thread on every connect: the fusion thread then re-publishes the committed
+    /// marks (`AggregatorCore.currentAcks`), which a restart or a broker outage may have kept from
+    /// the gateways.
+    var connectedSinceAcks = false
     /// Why the service stopped by itself (nil: stopped by `stop()`, i.e. SIGTERM/SIGINT).
     var failure: AggregatorFailure?
     var committedInbox: [[ProgressTracker.Key: UInt64]] = []
@@ -88,12 +92,13 @@ public final class AggregatorService: @unchecked Sendable {
     /// The port the metrics endpoint listens on (after `run()` started it), or nil.
     public var metricsPort: Int? { metricsEndpoint?.port }
 
-    /// Asks `run()` to stop: intake ends, what was fused is committed and acked, then `run()` returns.
+    /// Asks `run()` to stop: the fusion thread leaves the broker first (what it has not delivered
+    /// stays queued in the persistent session), fuses what it received, commits it, then `run()`
+    /// returns. The last write's acks go out when the aggregator next connects.
     public func stop() {
         lock.lock()
         stopping = true
         lock.unlock()
-        ingest.close()
     }
 
     /// Stops the service because of `failure`: `run()` throws it once the rest is shut down.
