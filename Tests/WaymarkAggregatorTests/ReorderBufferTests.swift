@@ -7,15 +7,15 @@ import WaymarkCore
     @Test func releasesInWindowOrderOnceEveryActiveSourceHasPassed() {
         var r = ReorderBuffer<String>(maxLatenessS: 2)
         #expect(r.insert("a10", source: "a", windowEnd: 10, at: 100) == ["a10"])  // only source: its own end is the watermark
-        #expect(r.insert("b5", source: "b", windowEnd: 5, at: 100.1) == ["b5"])  // behind a10, but nothing held: late
+        #expect(r.insert("b9", source: "b", windowEnd: 9, at: 100.1) == ["b9"])  // behind a10, but nothing held: late
         #expect(r.late == 1)
-        #expect(r.insert("a12", source: "a", windowEnd: 12, at: 100.2) == [])  // b is at 5
-        #expect(r.insert("a13", source: "a", windowEnd: 13, at: 100.3) == [])
-        #expect(r.insert("b11", source: "b", windowEnd: 11, at: 100.4) == ["b11"])
+        #expect(r.insert("a10.5", source: "a", windowEnd: 10.5, at: 100.2) == [])  // b is at 9
+        #expect(r.insert("a11", source: "a", windowEnd: 11, at: 100.3) == [])
+        #expect(r.insert("b10.2", source: "b", windowEnd: 10.2, at: 100.4) == ["b10.2"])  // watermark 10.2
         #expect(r.count == 2)
-        #expect(r.insert("b14", source: "b", windowEnd: 14, at: 100.5) == ["a12", "a13"])  // watermark 13 now
-        #expect(r.watermark(at: 100.5) == 13)
-        #expect(r.releaseAll() == ["b14"])
+        #expect(r.insert("b11.5", source: "b", windowEnd: 11.5, at: 100.5) == ["a10.5", "a11"])  // watermark 11 now
+        #expect(r.watermark(at: 100.5) == 11)
+        #expect(r.releaseAll() == ["b11.5"])
         #expect(r.late == 1)
     }
 
@@ -37,11 +37,11 @@ import WaymarkCore
     @Test func noItemIsHeldLongerThanTheWindowEvenBehindAnActiveSource() {
         var r = ReorderBuffer<String>(maxLatenessS: 2)
         _ = r.insert("a1", source: "a", windowEnd: 1, at: 0)
-        #expect(r.insert("b9", source: "b", windowEnd: 9, at: 0) == [])
-        #expect(r.insert("a2", source: "a", windowEnd: 2, at: 1.5) == ["a2"])  // watermark min(2, 9)
-        #expect(r.insert("a3", source: "a", windowEnd: 3, at: 1.8) == ["a3"])
-        #expect(r.release(at: 1.9) == [])  // b9 waits: a (active) is at 3
-        #expect(r.release(at: 2.0) == ["b9"])  // held 2 s: released although a is behind
+        #expect(r.insert("b3", source: "b", windowEnd: 3, at: 0) == [])
+        #expect(r.insert("a1.5", source: "a", windowEnd: 1.5, at: 1.5) == ["a1.5"])  // watermark min(1.5, 3)
+        #expect(r.insert("a2", source: "a", windowEnd: 2, at: 1.8) == ["a2"])
+        #expect(r.release(at: 1.9) == [])  // b3 waits: a (active) is at 2
+        #expect(r.release(at: 2.0) == ["b3"])  // held 2 s: released although a is behind
     }
 
     @Test func aPauseOfTheWholeStreamChangesNothing() {
@@ -64,8 +64,8 @@ import WaymarkCore
         var r = ReorderBuffer<String>(maxLatenessS: 2)
         r.restore(source: "a", latestEnd: 10, online: true)
         r.restore(source: "b", latestEnd: 10, online: true)
-        #expect(r.insert("b11", source: "b", windowEnd: 11, at: 100) == [])  // a stood at 10
-        #expect(r.insert("a11", source: "a", windowEnd: 11, at: 100.1) == ["a11", "b11"])  // equal ends: by source id
+        #expect(r.insert("b11", source: "b", rank: 1, windowEnd: 11, at: 100) == [])  // a stood at 10
+        #expect(r.insert("a11", source: "a", rank: 0, windowEnd: 11, at: 100.1) == ["a11", "b11"])  // equal ends: by rank
         // An older window from b still comes after b's own earlier items; nothing is held for it.
         #expect(r.insert("b9", source: "b", windowEnd: 9, at: 100.2) == ["b9"])
         #expect(r.count == 0)
@@ -98,11 +98,11 @@ import WaymarkCore
     @Test func aSourcesItemsKeepTheirOrderAndMarkersWaitBehindThem() {
         var r = ReorderBuffer<String>(maxLatenessS: 2)
         _ = r.insert("b1", source: "b", windowEnd: 1, at: 0)
-        #expect(r.insert("a5", source: "a", windowEnd: 5, at: 0) == [])
+        #expect(r.insert("a2.5", source: "a", windowEnd: 2.5, at: 0) == [])
         #expect(r.isHolding("a") && !r.isHolding("b"))
         #expect(r.insert("a-mark", source: "a", windowEnd: nil, at: 0.1) == [])
-        #expect(r.insert("a4", source: "a", windowEnd: 4, at: 0.2) == [])  // earlier window, but after a5 in a's sequence
-        #expect(r.insert("b6", source: "b", windowEnd: 6, at: 0.3) == ["a5", "a-mark", "a4"])
+        #expect(r.insert("a2", source: "a", windowEnd: 2, at: 0.2) == [])  // earlier window, but after a2.5 in a's sequence
+        #expect(r.insert("b3", source: "b", windowEnd: 3, at: 0.3) == ["a2.5", "a-mark", "a2"])
         #expect(r.late == 0)
     }
 
@@ -134,11 +134,11 @@ import WaymarkCore
         var c = try core(window: 2)
         let t0 = 1_700_000_100.0
         #expect(try send(&c, "gw-0", seq: 1, end: t0, at: t0) == .accepted(sightings: 0))
-        #expect(try send(&c, "gw-1", seq: 1, end: t0 - 30, at: t0) == .accepted(sightings: 0))  // late: goes in
-        #expect(try send(&c, "gw-0", seq: 2, end: t0 + 1, at: t0 + 0.5) == .accepted(sightings: 0))  // held: gw-1 is at t0 − 30
+        #expect(try send(&c, "gw-1", seq: 1, end: t0 - 1, at: t0) == .accepted(sightings: 0))  // late: goes in
+        #expect(try send(&c, "gw-0", seq: 2, end: t0 + 0.5, at: t0 + 0.5) == .accepted(sightings: 0))  // held: gw-1 is at t0 − 1
         #expect(c.heldBatches == 1)
         // A resend of the held batch is a duplicate (not held twice), without an ack.
-        #expect(try send(&c, "gw-0", seq: 2, end: t0 + 1, at: t0 + 0.6) == .duplicate(gateway: "gw-0", ack: nil))
+        #expect(try send(&c, "gw-0", seq: 2, end: t0 + 0.5, at: t0 + 0.6) == .duplicate(gateway: "gw-0", ack: nil))
         let sealedFirst = c.sealWrite()
         let first = try #require(sealedFirst)
         #expect(first.progress == [.init(gateway: "gw-0", boot: "b"): 1, .init(gateway: "gw-1", boot: "b"): 1])
@@ -153,7 +153,7 @@ import WaymarkCore
     @Test func aRejectedBatchBehindHeldOnesIsMarkedAfterThem() throws {
         var c = try core(window: 2)
         let t0 = 1_700_000_100.0
-        _ = try send(&c, "gw-1", seq: 1, end: t0 - 10, at: t0)
+        _ = try send(&c, "gw-1", seq: 1, end: t0 - 1, at: t0)
         #expect(try send(&c, "gw-0", seq: 1, end: t0, at: t0) == .accepted(sightings: 0))  // held
         let bad = SightingBatch(gateway: "gw-0", boot: "b", seq: 2, start: t0 + 5, end: t0, sightings: [])
         #expect(c.handle(topic: topics.sightings("gw-0"), payload: Array(try JSONEncoder().encode(bad)), receivedAt: t0)

@@ -56,6 +56,8 @@ struct RestartRig {
         var seq: UInt64
         var payload: [UInt8]
         var publishAt: Double
+        /// A retained status (not spooled, not acked; the broker re-delivers the latest on subscribe).
+        var isStatus = false
     }
 
     /// What "PostgreSQL" holds at the end, and what it took to get there.
@@ -89,9 +91,18 @@ struct RestartRig {
         let scenario = try Scenario(site: site, parameters: p)
         var out: [Message] = []
         let encoder = JSONEncoder()
+        var boots: [String: String] = [:]
         _ = try SimulationOutput.streamBatches(scenario: scenario, sightingsPath: nil) { b in
             let wire = b.wireBatch(scenario: scenario)
+            boots[wire.gateway] = wire.boot
             out.append(Message(gateway: wire.gateway, seq: wire.seq, payload: Array(try encoder.encode(wire)), publishAt: wire.end + 0.2))
+        }
+        // Every gateway's retained status, refreshed every 10 s as the edge (and the simulator) do.
+        for t in stride(from: p.start, to: p.end, by: 10) {
+            for gateway in site.gateways.map(\.id) {
+                let status = GatewayStatus(state: .online, gateway: gateway, version: "rig", boot: boots[gateway], t: t)
+                out.append(Message(gateway: gateway, seq: 0, payload: Array(try encoder.encode(status)), publishAt: t + 0.1, isStatus: true))
+            }
         }
         return out.sorted { ($0.publishAt, $0.gateway) < ($1.publishAt, $1.gateway) }
     }
@@ -112,6 +123,7 @@ struct RestartRig {
         var checkpoints: [DeviceID: (ordinal: Int, bytes: [UInt8])] = [:]
         var marks: [ProgressTracker.Key: UInt64] = [:]
         var state: Data?
+        var statuses: [String: (at: Double, summary: StatusSummary)] = [:]  // gateway_status, latest per gateway
         // The gateways' spools: unacked batches by gateway and seq, with when they were last sent.
         var spool: [String: [UInt64: (message: Message, sentAt: Double)]] = [:]
         var queue: [Message] = []  // the broker's queue for the aggregator's session while it is down
@@ -134,6 +146,9 @@ struct RestartRig {
             for cp in w.checkpoints { checkpoints[cp.device] = (cp.ordinal, try CompactBinaryEncoder().encode(cp)) }
             for (k, v) in w.progress { marks[k] = max(marks[k] ?? 0, v) }
             state = try JSONEncoder().encode(w.aggregatorState)
+            for s in w.statuses where s.receivedAt >= statuses[s.gateway]?.at ?? -.infinity {
+                statuses[s.gateway] = (s.receivedAt, StatusSummary(state: s.status.state, boot: s.status.boot, reportedAt: s.status.t))
+            }
             acks(core.committed(w))
         }
         func acks(_ publications: [Publication]) {
@@ -144,8 +159,10 @@ struct RestartRig {
                 for seq in ack.resendRange where spool[gateway]?[seq] != nil { spool[gateway]?[seq]?.sentAt = -.infinity }
             }
         }
-        func deliver(_ m: Message, at t: Double, _ core: inout AggregatorCore) {
-            _ = core.handle(topic: topics.sightings(m.gateway), payload: m.payload, receivedAt: t)
+        var retained: [String: Message] = [:]
+        func deliver(_ m: Message, at t: Double, _ core: inout AggregatorCore, retain: Bool = false) {
+            _ = core.handle(topic: m.isStatus ? topics.status(m.gateway) : topics.sightings(m.gateway), payload: m.payload,
+                            receivedAt: t, retained: retain)
             core.releaseDue(at: t)
         }
         func restore() throws -> AggregatorCore {
@@ -154,7 +171,8 @@ struct RestartRig {
             // As the store loads them: in the engine's order (device_state.ordinal).
             let ordered = checkpoints.values.sorted { $0.ordinal < $1.ordinal }
             c.restore(devices: try ordered.map { try decoder.decode(DeviceCheckpoint.self, from: $0.bytes) },
-                      progress: marks, state: try state.map { try JSONDecoder().decode(AggregatorCheckpoint.self, from: $0) })
+                      progress: marks, state: try state.map { try JSONDecoder().decode(AggregatorCheckpoint.self, from: $0) },
+                      statuses: statuses.mapValues(\.summary))
             return c
         }
 
@@ -169,6 +187,12 @@ struct RestartRig {
             // Gateways publish what is due now, and resend what is overdue or asked for.
             while now >= pausedUntil && next < stream.count && stream[next].publishAt <= now {
                 let m = stream[next]
+                if m.isStatus {
+                    retained[m.gateway] = m
+                    if up { deliver(m, at: now, &core) } else { queue.append(m) }
+                    next += 1
+                    continue
+                }
                 spool[m.gateway, default: [:]][m.seq] = (m, now)
                 out.published += 1
                 if up { deliver(m, at: now, &core) } else { queue.append(m) }
@@ -204,6 +228,8 @@ struct RestartRig {
                 core = try restore()
                 out.restarts += 1
                 up = true
+                // On subscribe the broker hands over each gateway's retained status, then the queue.
+                for gateway in retained.keys.sorted() { deliver(retained[gateway]!, at: now, &core, retain: true) }
                 for m in queue { deliver(m, at: now, &core) }
                 queue.removeAll()
             }

@@ -51,7 +51,7 @@ MIN_IDENTICAL_PCT_OTHER = 99.5    # every other fault
 # Idle: the simulator (the gateways) is paused (SIGSTOP) IDLE_SETTLE_S before the stop, so nothing
 # is in flight or uncommitted, and resumed (SIGCONT) once the restarted aggregator is connected.
 IDLE_FAULTS = ("none", "sigterm-idle", "sigkill-idle")
-IDLE_SETTLE_S = 2.0
+IDLE_SETTLE_S = 4.0  # > ingest.reorder_window_s (2 s: held batches released) + a flush (1 s)
 MAX_RESENDS_PER_BATCH = 1.5       # simulator's re-sent / published ...
 RESEND_CHECKED_FAULTS = ("sigkill",)  # ... after the aggregator kills
 

@@ -52,7 +52,7 @@ extension AggregatorCore {
             return
         }
         let marker = HeldBatch(key: key, seq: seq, batch: nil, gateway: -1, offset: 0, receivedAt: now)
-        fuse(reorder.insert(marker, source: key.gateway, windowEnd: nil, at: now))
+        fuse(reorder.insert(marker, source: key.gateway, rank: site.gatewayIndex(key.gateway) ?? 0, windowEnd: nil, at: now))
     }
 
     mutating func fuse(_ released: [HeldBatch]) {

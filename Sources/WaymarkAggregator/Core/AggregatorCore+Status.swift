@@ -24,11 +24,18 @@ extension AggregatorCore {
         let offset = clocks[gateway]?.offset ?? 0
         let reported = status.t.map { $0 + offset }
         let at: Double
-        let summary = StatusSummary(state: status.state, boot: status.boot)
+        let summary = StatusSummary(state: status.state, boot: status.boot, reportedAt: status.t)
         if retained {
+            // The status we recorded last, delivered again on (re)subscribe: already recorded and
+            // applied, so nothing to do (feeding it again would move the gateway's health and the
+            // engine would diverge from a run that was never restarted).
+            if let known = lastStatus[gateway], known.sameState(as: summary), let t = status.t, let seen = known.reportedAt,
+               abs(t - seen) < 0.001 {
+                return .status(gateway: gateway)
+            }
             guard let reported, reported.isFinite, reported >= ClockSanity.earliestPlausible, reported <= receivedAt + 5 else {
                 // No usable time: its age is unknown, so it is not fed to the engine.
-                if lastStatus[gateway] != summary {
+                if !(lastStatus[gateway]?.sameState(as: summary) ?? false) {
                     lastStatus[gateway] = summary
                     pending.statuses.append(.init(gateway: gateway, receivedAt: receivedAt, status: status, payload: payload))
                 }
@@ -61,8 +68,14 @@ extension AggregatorCore {
 public struct StatusSummary: Hashable, Sendable {
     public var state: GatewayStatus.State
     public var boot: String?
-    public init(state: GatewayStatus.State, boot: String?) {
+    /// The status's own time (`t`), when it had one.
+    public var reportedAt: Double?
+    public init(state: GatewayStatus.State, boot: String?, reportedAt: Double? = nil) {
         self.state = state
         self.boot = boot
+        self.reportedAt = reportedAt
     }
+
+    /// Same state and boot (whatever the time).
+    func sameState(as other: StatusSummary) -> Bool { state == other.state && boot == other.boot }
 }

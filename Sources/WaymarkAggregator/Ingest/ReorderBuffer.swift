@@ -4,15 +4,15 @@
 ///
 /// The event-time watermark is the minimum, over the *active* sources (gateways), of the latest
 /// window end each has sent: no active source will send anything older, so every held item up to
-/// the watermark is released. A source is active while it is online and either sent a batch
-/// within the last `maxLatenessS` seconds (receive clock) or its evidence is within `maxLatenessS`
-/// of the most advanced source's. So a gateway that stalls drops out once it is silent *and*
-/// behind, and one slow gateway cannot block the others; but a pause of the whole stream (the
-/// broker, the network, the aggregator restarting) leaves every gateway active, and afterwards
-/// the batches are fused in the order of their times, as without the pause. As a safety net no
-/// item is held longer than `maxLatenessS` on the receive clock.
-/// An item older than what was already released goes in at once and is counted in `late`.
-/// Items with equal window ends are released in order of source id, then arrival.
+/// the watermark is released. A source is active while it is online and its evidence is within
+/// `maxLatenessS` of the most advanced source's, in evidence time. So a gateway that stalls or
+/// falls behind drops out once the others are `maxLatenessS` ahead, and one slow gateway cannot
+/// block the others; and since the receive clock plays no part in it, a pause of the whole stream
+/// (the broker, the network, the aggregator restarting) or a replay at another speed releases the
+/// same items in the same order. As a safety net no item is held longer than `maxLatenessS` on the
+/// receive clock. An item older than what was already released goes in at once and is counted in
+/// `late`. Items with equal window ends are released in order of their source's `rank` (the
+/// aggregator passes the gateway's position in the site file), then of arrival.
 ///
 /// A source can also be *catching up* (`holdForCatchUp`): after a restart, a broker reconnect or
 /// a gap in its sequence, its next evidence is known to be on its way (queued at the broker, or
@@ -27,6 +27,7 @@
 public struct ReorderBuffer<Item: Sendable>: Sendable {
     struct Entry: Sendable {
         var order: Double
+        var rank: Int
         var arrival: Int
         var heldAt: Double
         var source: String
@@ -35,7 +36,6 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
 
     struct Source: Sendable {
         var latestEnd = -Double.infinity
-        var lastSeen = -Double.infinity
         var online = true
         var lastOrder = -Double.infinity
         var held = 0
@@ -68,9 +68,8 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
 
     /// Adds an item whose evidence ends at `windowEnd` (nil: no evidence, only ordered behind the
     /// source's held items) received at `now`; returns the items due now, in release order.
-    public mutating func insert(_ item: Item, source: String, windowEnd: Double?, at now: Double) -> [Item] {
+    public mutating func insert(_ item: Item, source: String, rank: Int = 0, windowEnd: Double?, at now: Double) -> [Item] {
         var s = sources[source] ?? Source()
-        s.lastSeen = max(s.lastSeen, now)
         if let windowEnd { s.latestEnd = max(s.latestEnd, windowEnd) }
         let order = max(windowEnd ?? -Double.infinity, s.lastOrder)
         if windowEnd != nil && order < releasedUpTo && s.held == 0 {
@@ -87,8 +86,8 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
         s.held += 1
         sources[source] = s
         arrivals += 1
-        let entry = Entry(order: order, arrival: arrivals, heldAt: now, source: source, item: item)
-        let index = entries.partitioningIndex { ($0.order, $0.source, $0.arrival) > (order, source, arrivals) }
+        let entry = Entry(order: order, rank: rank, arrival: arrivals, heldAt: now, source: source, item: item)
+        let index = entries.partitioningIndex { ($0.order, $0.rank, $0.arrival) > (order, rank, arrivals) }
         entries.insert(entry, at: index)
         return release(at: now)
     }
@@ -130,8 +129,7 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
         for s in sources.values {
             if s.catchUpUntil > now {
                 w = min(w, s.latestEnd)
-            } else if s.online && s.latestEnd > -Double.infinity
-                        && (now - s.lastSeen <= maxLatenessS || s.latestEnd >= leader - maxLatenessS) {
+            } else if s.online && s.latestEnd > -Double.infinity && s.latestEnd >= leader - maxLatenessS {
                 w = min(w, s.latestEnd)
             }
         }

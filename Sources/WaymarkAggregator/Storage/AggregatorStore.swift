@@ -94,11 +94,13 @@ public struct AggregatorStore: Sendable {
             if let cp { r.devices.append(cp) } else { r.undecodable += 1 }
         }
         for row in try db.query("""
-            SELECT DISTINCT ON (gateway_id) gateway_id, state, boot FROM gateway_status WHERE site_id = $1
+            SELECT DISTINCT ON (gateway_id) gateway_id, state, boot, extract(epoch FROM reported_at)::float8
+            FROM gateway_status WHERE site_id = $1
             ORDER BY gateway_id, received_at DESC
             """, [siteID]).rows {
             if let state = GatewayStatus.State(rawValue: try row.string(1)) {
-                r.statuses[try row.string(0)] = StatusSummary(state: state, boot: try row.decode(String?.self, 2))
+                r.statuses[try row.string(0)] = StatusSummary(state: state, boot: try row.decode(String?.self, 2),
+                                                              reportedAt: try row.decode(Double?.self, 3))
             }
         }
         if let row = try db.query("SELECT state::text FROM aggregator_state WHERE site_id = $1", [siteID]).first {

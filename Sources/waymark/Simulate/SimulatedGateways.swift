@@ -35,6 +35,8 @@ final class SimulatedGateways: @unchecked Sendable {
         var boot: String
         var seq: UInt64
         var payload: [UInt8]
+        /// Window end (for sending backlogs of several gateways in time order).
+        var end: Double
         var sentAt: Double?
         /// The aggregator asked for it again (a resend request in its ack).
         var requested = false
@@ -91,7 +93,7 @@ final class SimulatedGateways: @unchecked Sendable {
             online[g] = true
             try publishStatusLocked(g, .online, simTime: trueEnd)
         }
-        pending[g].append(Pending(boot: batch.boot, seq: batch.seq, payload: payload, sentAt: nil))
+        pending[g].append(Pending(boot: batch.boot, seq: batch.seq, payload: payload, end: batch.end, sentAt: nil))
         if pending[g].count > options.maxUnackedPerGateway {
             pending[g].removeFirst()
             droppedPerGateway[g] += 1
@@ -149,19 +151,29 @@ final class SimulatedGateways: @unchecked Sendable {
             nextStatusAt = simTime + options.statusIntervalS
         }
         let now = Date().timeIntervalSince1970
-        guard now >= nextResendScan else { return }
+        guard now >= nextResendScan, client.isConnected else { return }
         nextResendScan = now + 1
+        // What is due: never sent (published while disconnected), asked for again, or unacked for
+        // too long (at most maxResendsPerScan per gateway). Sent in window order across gateways,
+        // as gateways working side by side would deliver their backlogs, not one gateway's after
+        // another's.
+        var due: [(end: Double, g: Int, i: Int, resend: Bool)] = []
         for g in pending.indices {
             var resends = 0
             for i in pending[g].indices {
-                guard let sent = pending[g][i].sentAt else { try sendLocked(g, i); continue }
+                guard let sent = pending[g][i].sentAt else { due.append((pending[g][i].end, g, i, false)); continue }
                 if resends < options.maxResendsPerScan && (pending[g][i].requested || now - sent >= options.resendAfterS) {
-                    pending[g][i].requested = false
-                    try sendLocked(g, i)
-                    totals.resent += 1
+                    due.append((pending[g][i].end, g, i, true))
                     resends += 1
                 }
             }
+        }
+        for d in due.sorted(by: { ($0.end, $0.g) < ($1.end, $1.g) }) {
+            if d.resend {
+                pending[d.g][d.i].requested = false
+                totals.resent += 1
+            }
+            try sendLocked(d.g, d.i)
         }
     }
 
