@@ -43,8 +43,8 @@ public struct AggregatorConfig: Sendable {
     /// gateway resends from the gap) before later batches are taken and the gap counts as lost.
     public var gapTimeoutS = 60.0
     /// `ingest.reorder_window_s`: batches are held up to this long (receive clock) and fused in
-    /// order of window time once every active gateway (within this many seconds of the most recent
-    /// one, in evidence time) has sent evidence that recent; 0 = fuse in arrival order. See
+    /// order of window time once every active gateway (online, within this many seconds of the most
+    /// recent one in evidence time) has sent evidence that recent; 0 = fuse in arrival order. See
     /// `ReorderBuffer`.
     public var reorderWindowS = 2.0
     /// `ingest.catch_up_s`: after a gap in a gateway's sequence (batches lost with a broker or
