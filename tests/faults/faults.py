@@ -56,6 +56,9 @@ MAX_RESENDS_PER_BATCH = 1.5       # simulator's re-sent / published ...
 RESEND_CHECKED_FAULTS = ("sigkill",)  # ... after the aggregator kills
 
 DERIVED = ("visits", "region_events", "transitions", "journeys")
+# Runs whose derived-row shortfall is a known, documented gap (--known-gap): reported under "Known
+# gaps", not failing the suite. Every other check of those runs still fails the suite.
+KNOWN_GAPS: set[str] = set()
 
 # What each form of the suite runs.
 PLANS = {
@@ -715,6 +718,7 @@ def write_diffs(run: RunResult, base: RunResult, rd: Path) -> None:
 def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[str, list[str]]:
     base = results["baseline"]
     failures: list[str] = []
+    known: list[str] = []
     lines = [
         f"Fault-injection suite ({plan_name}: {plan['duration']} simulated at {plan['speedup']:g}x, "
         f"{plan['devices']} devices, seed {plan['seed']}, museum site with journey_timeout_s {JOURNEY_TIMEOUT_S}; "
@@ -746,6 +750,9 @@ def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[s
         # Checks.
         def fail(what: str) -> None:
             failures.append(f"{name}: {what}")
+
+        def gap(what: str) -> None:
+            known.append(f"{name}: {what}")
         if r.lost_batches > MAX_LOST_BATCHES:
             fail(f"{r.lost_batches} batches lost (max {MAX_LOST_BATCHES})")
         if r.dup_batches > MAX_DUPLICATED_BATCHES:
@@ -763,7 +770,7 @@ def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[s
             for t in DERIVED:
                 _, _, _, pct = compare(r.derived.get(t, collections.Counter()), base.derived.get(t, collections.Counter()))
                 if pct < floor_pct:
-                    fail(f"{t} {pct:.2f} % identical to the baseline (min {floor_pct:g} %)")
+                    (gap if name in KNOWN_GAPS else fail)(f"{t} {pct:.2f} % identical to the baseline (min {floor_pct:g} %)")
         if name in RESEND_CHECKED_FAULTS and not (rpb <= MAX_RESENDS_PER_BATCH):
             fail(f"resends per batch {rpb:.3f} (max {MAX_RESENDS_PER_BATCH})")
 
@@ -792,6 +799,10 @@ def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[s
                   f"≥ {MIN_IDENTICAL_PCT_OTHER:g} % otherwise; resends per batch ≤ {MAX_RESENDS_PER_BATCH} for "
                   f"{', '.join(RESEND_CHECKED_FAULTS)}.")
     lines.append(thresholds)
+    if known:
+        lines.append("")
+        lines.append(f"Known gaps, reported but not failing (--known-gap; docs/aggregator.md \"Faults\") ({len(known)}):")
+        lines += [f"- {k}" for k in known]
     if failures:
         lines.append("")
         lines.append(f"FAILED checks ({len(failures)}):")
@@ -812,9 +823,11 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep generated files")
     ap.add_argument("--report-only", action="store_true", help="print the table, exit 0 even when checks fail")
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--known-gap", default="", help="comma-separated runs whose derived-row shortfall is reported, not failed")
     ap.add_argument("--bin", default=".build/release", help="folder with the waymark and waymark-aggregator binaries")
     ap.add_argument("--report", help="also write the report (Markdown) to this file")
     args = ap.parse_args()
+    KNOWN_GAPS.update(f for f in args.known_gap.split(",") if f)
     faults = [f for f in args.only.split(",") if f] or list(FAULTS)
     unknown = [f for f in faults if f not in FAULTS]
     if unknown:

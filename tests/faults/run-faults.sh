@@ -5,7 +5,7 @@
 # uninterrupted run of the same simulated input (batches, sighting rows, ingest rollups, and the
 # derived rows row for row). See tests/faults/README.md.
 #
-#   tests/faults/run-faults.sh [--short] [--only NAME,...] [--bin DIR] [--keep] [--report-only] [--report FILE]
+#   tests/faults/run-faults.sh [--short] [--only NAME,...] [--bin DIR] [--keep] [--report-only] [--known-gap NAMES] [--report FILE]
 #
 # --short        the CI form (5 simulated minutes, 3 kills, 1 broker kill, 1 PG stop, 1 cut; ≤ 6 min)
 # --only         faults to run out of none,sigterm-idle,sigkill-idle,sigterm,sigkill,broker,pgstop,
@@ -14,6 +14,8 @@
 #                scripts/test.sh passes .build/debug, which `swift test` has just built)
 # --keep         keep the run directory (databases, logs) and print where it is
 # --report-only  print the table and the failed checks but exit 0
+# --known-gap    runs (e.g. sigkill) whose derived-row shortfall is a documented known gap: reported,
+#                not failing (every other check of those runs still fails)
 # Uses the release binaries in .build/release (copied into the run directory first); run
 # scripts/setup.sh once on a fresh machine.
 set -euo pipefail
@@ -27,7 +29,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --keep) keep=1; args+=("$1") ;;
     --short|--report-only) args+=("$1") ;;
-    --only|--report) args+=("$1" "$2"); shift ;;
+    --only|--report|--known-gap) args+=("$1" "$2"); shift ;;
     --bin) bin=$2; shift ;;
     --only=*|--report=*) args+=("$1") ;;
     -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
