@@ -83,14 +83,15 @@ public struct AggregatorStore: Sendable {
         // aggregator from before 0005 (this one always sets it to NULL): the JSON is the latest.
         // In the engine's order (schema 0009), so that the restored engine visits its devices as before.
         for row in try db.query("""
-            SELECT state::text, checkpoint FROM device_state WHERE site_id = $1 ORDER BY ordinal NULLS LAST, device_id
+            SELECT state::text, checkpoint, ordinal FROM device_state WHERE site_id = $1 ORDER BY ordinal NULLS LAST, device_id
             """, [siteID]).rows {
-            let cp: DeviceCheckpoint?
+            var cp: DeviceCheckpoint?
             if let json = try row.decode(String?.self, 0) {
                 cp = try? decoder.decode(DeviceCheckpoint.self, from: Data(json.utf8))
             } else {
                 cp = try? binary.decode(DeviceCheckpoint.self, from: try row.decode(PostgresBytes.self, 1).bytes)
             }
+            cp?.ordinal = Int(try row.decode(Int64?.self, 2) ?? 0)
             if let cp { r.devices.append(cp) } else { r.undecodable += 1 }
         }
         for row in try db.query("""
