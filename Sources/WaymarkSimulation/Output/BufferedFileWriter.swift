@@ -14,13 +14,9 @@ public final class BufferedFileWriter {
     /// with what `write(maxBytes:_:)` formats.
     public var buffer: [UInt8] = []
 
-    /// Creates or truncates the file at `path`.
+    /// Creates or truncates the file at `path` (opened in place: see `OutputFile`).
     public init(path: String, capacity: Int = 1 << 20) throws(OutputError) {
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-              let h = FileHandle(forWritingAtPath: path) else {
-            throw OutputError(path: path, reason: "cannot create the file; check that the directory exists and is writable")
-        }
-        self.handle = h
+        self.handle = try OutputFile.open(path)
         self.path = path
         self.capacity = capacity
         self.storage = .allocate(capacity: capacity)

@@ -1,6 +1,7 @@
 import Foundation
 import WaymarkCore
 import WaymarkFusion
+import WaymarkSimulation
 
 /// The replay loop: a reorder buffer in front of the engine, the 1-second timer tick, and output.
 ///
@@ -258,7 +259,7 @@ final class OutputWriter {
     init() { handle = nil }
 
     init?(path: String) {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else { return nil }
+        guard let h = try? OutputFile.open(path) else { return nil }
         handle = h
     }
 

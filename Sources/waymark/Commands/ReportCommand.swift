@@ -4,6 +4,7 @@ import WaymarkConfig
 import WaymarkCore
 import WaymarkPostgres
 import WaymarkReports
+import WaymarkSimulation
 
 /// `waymark report NAME`: the foot-traffic reports of DESIGN.md §5 as a table, CSV or JSON, and
 /// `waymark report map --svg FILE` for the venue map. The figures come from the SQL functions in
@@ -85,9 +86,9 @@ struct ReportCommand: ParsableCommand {
                 let data = try runner.mapData(request, site: loadedSite)
                 let text = VenueMapRenderer().render(data)
                 do {
-                    try text.write(toFile: svg, atomically: true, encoding: .utf8)
+                    try OutputFile.write(text, to: svg)
                 } catch {
-                    throw ReportError(.output, "cannot write \(svg): \(error.localizedDescription)")
+                    throw ReportError(.output, "cannot write the map: \(error)")
                 }
                 print("wrote \(svg): \(data.nodes.count) regions, \(data.links.count) links, \(request.rangeDescription)")
                 return
