@@ -77,11 +77,16 @@ struct RestartRig {
 
     static let topics = Topics(site: "demo-museum")
 
+    /// The example museum, loaded once for every run and restart.
+    static func museum() throws -> Site {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try SiteLoader.load(path: repo.appendingPathComponent("deploy/examples/museum.yaml").path).site
+    }
+
     /// Five minutes of the example museum with 30 devices (its default, indoor radio), as the
     /// gateways publish it: each batch at the end of its window plus 0.2 s.
     static func museumStream() throws -> [Message] {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let site = try SiteLoader.load(path: repo.appendingPathComponent("deploy/examples/museum.yaml").path).site
+        let site = try museum()
         var p = SimulationParameters()
         p.seed = 19
         p.deviceCount = 30
@@ -107,18 +112,17 @@ struct RestartRig {
         return out.sorted { ($0.publishAt, $0.gateway) < ($1.publishAt, $1.gateway) }
     }
 
-    static func makeCore() throws -> AggregatorCore {
+    static func makeCore(_ site: Site) -> AggregatorCore {
         var settings = AggregatorCore.Settings()
         settings.reorderWindowS = 2  // the aggregator's default
-        let site = try SiteLoader.load(path: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("deploy/examples/museum.yaml").path).site
         return AggregatorCore(site: site, topics: topics, settings: settings)
     }
 
     /// Runs the stream through an aggregator that suffers `faults`, flushing a write every second.
     static func run(_ stream: [Message], faults: [Fault], resendAfterS: Double = 5) throws -> Outcome {
         var out = Outcome()
-        var core = try makeCore()
+        let site = try museum()
+        var core = makeCore(site)
         // The database.
         var checkpoints: [DeviceID: (ordinal: Int, bytes: [UInt8])] = [:]
         var marks: [ProgressTracker.Key: UInt64] = [:]
@@ -166,7 +170,7 @@ struct RestartRig {
             core.releaseDue(at: t)
         }
         func restore() throws -> AggregatorCore {
-            var c = try makeCore()
+            var c = makeCore(site)
             let decoder = CompactBinaryDecoder()
             // As the store loads them: in the engine's order (device_state.ordinal).
             let ordered = checkpoints.values.sorted { $0.ordinal < $1.ordinal }

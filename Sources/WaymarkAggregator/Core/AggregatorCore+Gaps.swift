@@ -23,6 +23,9 @@ extension AggregatorCore {
     /// A gateway that has not answered a resend request is asked again after this long (s).
     static let resendRequestIntervalS = 5.0
 
+    /// Whether some boot of `gateway` has a gap open.
+    func hasGap(_ gateway: String) -> Bool { gaps.keys.contains { $0.gateway == gateway } }
+
     /// Batches parked behind a gap.
     public var parkedBatches: Int { gaps.values.reduce(0) { $0 + $1.batches.count } }
 
@@ -68,7 +71,7 @@ extension AggregatorCore {
         }
         if gap.batches.isEmpty {
             gaps[key] = nil
-            if !gaps.keys.contains(where: { $0.gateway == key.gateway }) { reorder.caughtUp(key.gateway) }
+            if !hasGap(key.gateway) { reorder.caughtUp(key.gateway) }
         } else {
             if took {  // a further gap: timed and asked for from now
                 gap.since = now

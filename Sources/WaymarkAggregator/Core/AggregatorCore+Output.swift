@@ -71,7 +71,6 @@ extension AggregatorCore {
         for cp in devices { _ = engine.restore(cp) }
         lastStatus = statuses
         progress.restore(marks)
-        defer { restoreReorder() }
         if let state {
             feed.nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
             latest = state.latest
@@ -85,6 +84,7 @@ extension AggregatorCore {
                 clocks[gw] = c
             }
         }
+        restoreReorder()
     }
 
     /// An ack of the committed mark of each gateway's current boot (the boot of its latest status,

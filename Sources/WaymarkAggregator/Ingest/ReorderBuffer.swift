@@ -14,12 +14,12 @@
 /// `late`. Items with equal window ends are released in order of their source's `rank` (the
 /// aggregator passes the gateway's position in the site file), then of arrival.
 ///
-/// A source can also be *catching up* (`holdForCatchUp`): after a restart, a broker reconnect or
-/// a gap in its sequence, its next evidence is known to be on its way (queued at the broker, or
-/// asked for again). Until it has caught up (`caughtUp`) or its deadline passes (counted in
-/// `catchUpTimeouts`), the watermark stays at its latest evidence whether or not it was seen
-/// recently, and the lateness bound does not release anything newer: the engine's clock waits for
-/// it, the way a stream processor holds its watermark for a partition that is being replayed.
+/// A source can also be *catching up* (`holdForCatchUp`): after a gap in its sequence, the missing
+/// evidence is known to be on its way (asked for again). Until it has caught up (`caughtUp`) or
+/// its deadline passes (counted in `catchUpTimeouts`), the watermark stays at its latest evidence
+/// however far the others are ahead, and the lateness bound does not release anything newer: the
+/// engine's clock waits for it, the way a stream processor holds its watermark for a partition that
+/// is being replayed.
 ///
 /// Items of one source are released in the order they were inserted (their order key never goes
 /// below the source's previous one), which keeps per-gateway sequence marks cumulative. Pure: the
@@ -118,8 +118,6 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
         catchingUp -= 1
     }
 
-    /// Whether `source` is catching up.
-    public func isCatchingUp(_ source: String) -> Bool { (sources[source]?.catchUpUntil ?? -.infinity) > -.infinity }
 
     /// The event-time watermark at `now` (+∞ when no source is active).
     public func watermark(at now: Double) -> Double {
@@ -134,13 +132,6 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
             }
         }
         return w
-    }
-
-    /// Where each source stands (for the aggregator's checkpoint): its latest window end.
-    public var sourceEnds: [String: Double] {
-        var out: [String: Double] = [:]
-        for (id, s) in sources where s.latestEnd > -Double.infinity { out[id] = s.latestEnd }
-        return out
     }
 
     /// Restores where a source stood (after a restart): its latest window end (also the order its

@@ -136,11 +136,6 @@ extension AggregatorService {
                 core.releaseAll()
                 break
             }
-            lock.lock()
-            let announce = connectedSinceAcks
-            connectedSinceAcks = false
-            lock.unlock()
-            if announce { publish(core.currentAcks(), client) }
             if let m = message {
                 switch core.handle(topic: m.topic, payload: m.payload, receivedAt: m.receivedAt, retained: m.retained) {
                 case .accepted(let n):
@@ -185,6 +180,11 @@ extension AggregatorService {
             if now - lastPublish >= publishEvery || isStopping {
                 lastPublish = now
                 applyCommitted()
+                lock.lock()
+                let reconnected = connectedSinceAcks
+                connectedSinceAcks = false
+                lock.unlock()
+                if reconnected { publish(core.currentAcks(), client) }
                 publish(core.takePublications(), client)
                 metrics.ingestQueue.set(Double(ingest.count))
                 metrics.devices.set(Double(core.engine.deviceCount))
