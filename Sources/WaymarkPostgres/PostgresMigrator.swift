@@ -105,15 +105,25 @@ public struct PostgresMigrator: Sendable {
                 outcome.alreadyApplied.append(m)
                 continue
             }
-            do {
-                try db.transaction { tx in
-                    try tx.execute(m.sql)
-                    try tx.query("INSERT INTO waymark_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                                 [m.version, m.name, m.checksum])
+            // Roles are cluster-wide and the advisory lock above is per database: when two databases
+            // of one cluster are migrated at once, both may find `waymark_report` missing and one
+            // CREATE ROLE then fails (23505 on pg_authid, or 42710). The transaction rolled back;
+            // run it once more, now that the role exists.
+            var attempt = 0
+            while true {
+                attempt += 1
+                do {
+                    try db.transaction { tx in
+                        try tx.execute(m.sql)
+                        try tx.query("INSERT INTO waymark_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                                     [m.version, m.name, m.checksum])
+                    }
+                    break
+                } catch var error as PostgresError {
+                    if attempt == 1, let state = error.sqlState, state == "23505" || state == "42710" { continue }
+                    error.operation = "migrate \(m.name)"
+                    throw error
                 }
-            } catch var error as PostgresError {
-                error.operation = "migrate \(m.name)"
-                throw error
             }
             outcome.applied.append(m)
         }
