@@ -2,8 +2,9 @@ import Foundation
 import WaymarkAccuracy
 import WaymarkCore
 
-/// `waymark-bench accuracy [--short] [--json] [--work DIR]`: the accuracy suite (docs/accuracy.md),
-/// run from the repository root. Replays with the `waymark` executable next to this one (build it
+/// `waymark-bench accuracy [--short] [--json] [--seed N] [--work DIR]`: the accuracy suite
+/// (docs/accuracy.md), run from the repository root. `--seed` changes the simulated venues' seed
+/// (default 1, the reported table): develop on another seed, report on seed 1. Replays with the `waymark` executable next to this one (build it
 /// with `swift build -c release --product waymark`, or use scripts/accuracy.sh).
 /// `waymark-bench radio-validate [--seeds N]`: the same-geometry validation of the indoor radio.
 enum AccuracyBenchmark {
@@ -26,7 +27,14 @@ enum AccuracyBenchmark {
         let json = arguments.contains("--json")
         let work = value("--work") ?? repository + (short ? "/.build/accuracy-short" : "/.build/accuracy")
         do {
-            let options = AccuracySuite.Options(repository: repository, work: work, kolakowski: kolakowski, short: short)
+            var options = AccuracySuite.Options(repository: repository, work: work, kolakowski: kolakowski, short: short)
+            if let text = value("--seed") {
+                guard let seed = UInt64(text), seed > 0 else {
+                    print("accuracy: --seed needs a positive whole number, got '\(text)'")
+                    exit(1)
+                }
+                options.seed = seed
+            }
             let suite = AccuracySuite(options: options, replay: try ReplayRunner.locate(repository: repository))
             let began = ContinuousClock.now
             let rows = try suite.run { line in

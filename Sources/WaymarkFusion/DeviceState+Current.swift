@@ -8,6 +8,7 @@ extension DeviceState {
     /// Enters `region` with no current region before.
     mutating func enter(_ region: Int32, at t: Double, confidence: Float? = nil, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         current = region
+        challenger = -1
         visitEntered = t
         if !journeyActive { journeyStarted = t; journeyRegions.removeAll() }
         appendToJourney(region, ctx)
@@ -21,6 +22,7 @@ extension DeviceState {
         guard current >= 0 else { return }
         closeVisit(exited: left, at: t, ctx, into: &out)
         current = -1
+        challenger = -1
         outsideSince = max(left, visitEntered)
         nextDeadline = min(nextDeadline, outsideSince + ctx.parameters.journeyTimeoutS)
         out.append(.location(.init(t: t, device: id, region: nil)))
@@ -57,6 +59,7 @@ extension DeviceState {
         out.append(.transition(.init(t: switchTime, device: id, from: ctx.regionIDs[Int(previous)],
                                      to: ctx.regionIDs[Int(region)], inferred: previous != old)))
         current = region
+        challenger = -1
         visitEntered = switchTime
         appendToJourney(region, ctx)
         // The change carries the time it happened (the evidence), not the confirming sighting.

@@ -168,20 +168,38 @@ extension DeviceState {
                                confidence: region >= 0 ? (Double(p) * 1000).rounded() / 1000 : nil)))
     }
 
-    /// Smooths the oldest pending second and records its decision: entering the most probable
-    /// region when the device is in the venue and had no current region, moving to it when it is
-    /// another region than the current one.
+    /// Smooths the oldest pending second and records its decision. A device in the venue with no
+    /// current region enters the most probable region at once. A device in a region moves only
+    /// when another region is at least `switchOdds` times as probable as the current one in the
+    /// smoothed probabilities; the move is dated from the first second in which the new region
+    /// led without interruption, so the hesitation delays the record, not its times. A region that
+    /// leads for a moment and falls back (one second's noise at 55 : 45) is never recorded.
     mutating func finalizeOldest(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let set = slots
         let (time, posterior) = tracker.finalizeOldest { gap in Self.transition(gap: Double(gap), over: set, ctx) }
         guard let (k, p) = RegionTracker.argmax(posterior), k < slots.count else { return }
         let region = slots[k].region
         if current < 0 {
+            challenger = -1
             if isPresent { enter(region, at: time, confidence: p, ctx, into: &out) }
-        } else if region != current {
-            move(to: region, since: time, at: t, confidence: p, ctx, into: &out)
+            return
         }
+        guard region != current else { challenger = -1; return }
+        if region != challenger {
+            challenger = region
+            challengerSince = time
+        }
+        let held = slotIndex(of: current).map { $0 < posterior.count ? posterior[$0] : 0 } ?? 0
+        guard p >= Self.switchOdds * held else { return }
+        let since = challengerSince
+        challenger = -1
+        move(to: region, since: since, at: t, confidence: p, ctx, into: &out)
     }
+
+    /// How many times more probable than the current region another region must be before the
+    /// recorded history moves to it (posterior odds 2 : 1). A false move costs a false visit and
+    /// a flap, a late one only the seconds of hesitation, which the move's back-dating returns.
+    static let switchOdds: Float = 2
 
     /// Records every pending second (no later evidence is coming within the lag, or the device
     /// leaves).

@@ -35,6 +35,10 @@ struct DeviceState: Sendable, Hashable, Codable {
     var links: [Link] = []
     /// The probabilistic tracker over the monitored set (its vectors follow `slots`).
     var tracker = RegionTracker()
+    /// The region that has led the smoothed probabilities since `challengerSince` without yet being
+    /// recorded (-1: none; `DeviceState.finalizeOldest`).
+    var challenger: Int32 = -1
+    var challengerSince: Double = 0
     /// The live region last published (-1: none) and its probability.
     var liveRegion: Int32 = -1
     var liveConfidence: Float = 0

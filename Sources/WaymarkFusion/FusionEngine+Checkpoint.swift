@@ -87,6 +87,7 @@ extension DeviceState {
         var s = self
         s.current = current >= 0 ? region(current) ?? -1 : -1
         s.liveRegion = liveRegion >= 0 ? region(liveRegion) ?? -1 : -1
+        s.challenger = challenger >= 0 ? region(challenger) ?? -1 : -1
         s.slots = slots.compactMap { slot in region(slot.region).map { var x = slot; x.region = $0; return x } }
         s.links = links.compactMap { link in gateway(link.gateway).map { var x = link; x.gateway = $0; return x } }
         s.candidate = candidate.gateway >= 0 ? gateway(candidate.gateway).map { var x = candidate; x.gateway = $0; return x } ?? Link(gateway: -1) : candidate

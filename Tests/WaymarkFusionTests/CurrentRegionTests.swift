@@ -44,6 +44,25 @@ import WaymarkCore
         #expect(d.locations.map(\.region) == ["r0"])
     }
 
+    @Test func standingOnTheBoundaryFlickersTheRecordFarLessThanTheLiveRegion() throws {
+        var rng = SeededRandom(seed: 7)
+        var d = Driver(try Venue.line(2, spacing: 6, radius: 5))
+        d.run(for: 10, step: 0.2, hearAt(1))
+        // Ten minutes halfway between g0 and g1 (both 3 m away), two readings per second each with
+        // σ = 6 dB: the probabilities hover around even and the leader keeps changing.
+        d.run(for: 600, step: 0.5) { d in
+            d.heartbeat()
+            for g in ["g0", "g1"] { d.hear(g, rssi: min(-1, rssi(atDistance: 3) + rng.gaussian(sigma: 6))) }
+        }
+        let leaders = d.lives.map(\.region)
+        let liveChanges = zip(leaders, leaders.dropFirst()).filter { $0 != $1 }.count
+        #expect(liveChanges >= 50, "the test needs a live region that hesitates (\(liveChanges) changes)")
+        // The record moves only at 2 : 1 odds (`DeviceState.switchOdds`): here 22 changes for the
+        // live region's 94; recording every change of the smoothed leader gave 62.
+        let recordedChanges = d.locations.count - 1
+        #expect(recordedChanges * 3 < liveChanges, "\(recordedChanges) recorded changes for \(liveChanges) live ones")
+    }
+
     @Test func aGatewayThatReadsHotDoesNotTakeOver() throws {
         // A device standing by g0, 10 m from g1, whose receiver reads 8 dB hot.
         var d = Driver(try Venue.line(3, spacing: 10, radius: 3))
