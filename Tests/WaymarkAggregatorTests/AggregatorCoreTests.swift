@@ -130,6 +130,49 @@ import WaymarkFusion
         #expect(resumed.counts[.duplicate] == split)
     }
 
+    @Test func afterARestartEveryGatewayIsAwaitedSoABacklogIsFusedAsWithoutTheRestart() throws {
+        let records = LineWalk.records(devices: 3, path: [0, 1, 2, 3, 2, 1], dwell: 40, start: 1_700_000_000, regions: 4)
+        let batches = LineWalk.batches(records)
+        func reordering() throws -> AggregatorCore {
+            var settings = AggregatorCore.Settings()
+            settings.maxPayloadBytes = 4096
+            settings.clock.toleranceS = 1e9
+            settings.clock.maxAgeS = 1e10
+            settings.reorderWindowS = 2
+            return AggregatorCore(site: try LineVenue.site(count: 4, monitored: 20), topics: topics, settings: settings)
+        }
+        let split = batches.count / 2
+        var straight = try reordering(), first = try reordering()
+        for (i, b) in batches.enumerated() {
+            _ = straight.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1)
+            if i == split - 1 { _ = straight.sealWrite() }
+            if i < split { _ = first.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1) }
+        }
+        straight.releaseAll()
+        let expected = straight.sealWrite()?.visits ?? []
+        let sealed = first.sealWrite()
+        let saved = try #require(sealed)
+        // The aggregator was down for a minute; the gateways' backlogs then arrive one gateway
+        // after another (the broker's queue, or resends), each far ahead of the others in evidence.
+        let restartedAt = (batches.last?.end ?? 0) + 60
+        let backlog = batches.sorted { ($0.gateway, $0.seq) < ($1.gateway, $1.seq) }
+        func resume(holding: Bool) throws -> [FusionOutput.Visit] {
+            var c = try reordering()
+            c.restore(devices: saved.checkpoints.sorted { $0.ordinal < $1.ordinal }, progress: saved.progress,
+                      state: saved.aggregatorState, now: holding ? restartedAt : nil)
+            for (i, b) in backlog.enumerated() {
+                _ = c.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: restartedAt + Double(i) * 0.001)
+            }
+            c.releaseAll()
+            #expect(c.lateBatches == 0 || !holding)
+            return c.sealWrite()?.visits ?? []
+        }
+        #expect(!expected.isEmpty)
+        #expect(try resume(holding: true) == expected)
+        // Without waiting for every gateway, the first backlog runs ahead and the others are fused late.
+        #expect(try resume(holding: false) != expected)
+    }
+
     @Test func monitoredSetsRotateAndNeverExceedTheSize() throws {
         var c = try core(regions: 8, monitored: 3)
         let records = LineWalk.records(devices: 1, path: Array(0..<8), dwell: 45, start: 1_700_000_000, regions: 8)

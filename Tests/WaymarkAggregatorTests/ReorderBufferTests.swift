@@ -87,6 +87,50 @@ import WaymarkCore
         #expect(r.catchUpTimeouts == 1)
     }
 
+    @Test func anEventIsReleasedAtItsTimeWithoutMovingItsSource() {
+        // A status of b at 2.5 goes between the batches ending at 2 and 3, however early it arrives,
+        // and says nothing of b's evidence: b (at 1) still holds the watermark.
+        func run(statusFirst: Bool) -> [String] {
+            var r = ReorderBuffer<String>(maxLatenessS: 5)
+            var out = r.insert("a1", source: "a", windowEnd: 1, at: 0) + r.insert("b1", source: "b", windowEnd: 1, at: 0)
+            if statusFirst { out += r.insertEvent("b-status", source: "b", time: 2.5, at: 0.1) }
+            out += r.insert("a2", source: "a", windowEnd: 2, at: 0.2) + r.insert("a3", source: "a", windowEnd: 3, at: 0.3)
+            #expect(r.watermark(at: 0.3) == 1)
+            out += r.insert("b2", source: "b", windowEnd: 2, at: 0.4)
+            if !statusFirst { out += r.insertEvent("b-status", source: "b", time: 2.5, at: 0.5) }
+            out += r.insert("b3", source: "b", windowEnd: 3, at: 0.6)
+            return out + r.releaseAll()
+        }
+        #expect(run(statusFirst: true) == ["a1", "b1", "a2", "b2", "b-status", "a3", "b3"])
+        #expect(run(statusFirst: false) == run(statusFirst: true))
+        // An event older than what was released goes at once.
+        var r = ReorderBuffer<String>(maxLatenessS: 5)
+        _ = r.insert("a4", source: "a", windowEnd: 4, at: 0)
+        #expect(r.insertEvent("old", source: "b", time: 3, at: 1) == ["old"])
+    }
+
+    @Test func aSourceCatchingUpHasCaughtUpOnlyOnceItsEvidenceReachesTheOthers() {
+        var r = ReorderBuffer<String>(maxLatenessS: 2)
+        r.restore(source: "a", latestEnd: 10, online: true)
+        r.restore(source: "b", latestEnd: 10, online: true)
+        r.holdForCatchUp("a", until: 100)
+        r.holdForCatchUp("b", until: 100)
+        _ = r.insert("a11", source: "a", windowEnd: 11, at: 50)
+        _ = r.insert("a20", source: "a", windowEnd: 20, at: 50)
+        r.progressed("a")  // the leader
+        #expect(r.insert("b11", source: "b", windowEnd: 11, at: 50.1) == ["a11", "b11"])
+        r.progressed("b")  // 9 s behind a: its backlog is still coming
+        #expect(r.catchingUp == 1)
+        // Without the hold, b (more than 2 s behind) would drop out and a20 go before b12.
+        #expect(r.insert("b12", source: "b", windowEnd: 12, at: 50.2) == ["b12"])
+        #expect(r.insert("b19", source: "b", windowEnd: 19, at: 50.3) == ["b19"])
+        r.progressed("b")
+        #expect(r.catchingUp == 0)
+        #expect(r.release(at: 50.4) == [])  // b, now active at 19, still holds a20
+        #expect(r.releaseAll() == ["a20"])
+        #expect(r.late == 0 && r.catchUpTimeouts == 0)
+    }
+
     @Test func anOfflineSourceDoesNotHoldTheWatermark() {
         var r = ReorderBuffer<String>(maxLatenessS: 5)
         _ = r.insert("a1", source: "a", windowEnd: 1, at: 0)

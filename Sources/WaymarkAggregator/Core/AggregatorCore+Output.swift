@@ -67,7 +67,7 @@ extension AggregatorCore {
     /// Restores what a previous run committed: device checkpoints, high-water marks and the
     /// site-wide state. Call before the first message.
     public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
-                                 state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:]) {
+                                 state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:], now: Double? = nil) {
         for cp in devices { _ = engine.restore(cp) }
         lastStatus = statuses
         progress.restore(marks)
@@ -84,7 +84,7 @@ extension AggregatorCore {
                 clocks[gw] = c
             }
         }
-        restoreReorder()
+        restoreReorder(now: now)
     }
 
     /// An ack of the committed mark of each gateway's current boot (the boot of its latest status,

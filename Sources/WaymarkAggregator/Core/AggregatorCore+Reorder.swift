@@ -1,7 +1,8 @@
 import WaymarkCore
 
-/// An accepted batch waiting in the reorder stage, or (batch nil) a rejected batch whose sequence
-/// number is marked processed only after the held batches of its gateway before it.
+/// An accepted batch waiting in the reorder stage; a gateway status waiting for its time
+/// (`statusOnline`); or (batch nil) a rejected batch whose sequence number is marked processed only
+/// after the held batches of its gateway before it.
 public struct HeldBatch: Sendable {
     var key: ProgressTracker.Key
     var seq: UInt64
@@ -11,6 +12,9 @@ public struct HeldBatch: Sendable {
     var receivedAt: Double
     /// The payload as received, when raw sightings are stored (for the quarantine table).
     var payload: [UInt8] = []
+    /// A gateway status (online or not) to apply at its own time (`receivedAt` holds the status's
+    /// corrected time), in evidence order with the batches; nil for a batch or a marker.
+    var statusOnline: Bool? = nil
 }
 
 extension AggregatorCore {
@@ -32,9 +36,19 @@ extension AggregatorCore {
     /// the window end of its last fused batch, online unless its latest status says otherwise — so
     /// the batches the broker queued meanwhile are fused in the order an uninterrupted run fuses
     /// them (`ReorderBuffer`: event-time activity; gaps are parked and asked for again).
-    mutating func restoreReorder() {
+    ///
+    /// With the receive clock `now`, every online gateway is also held as catching up until its
+    /// next batch arrives (or `catch_up_s` passes): what it sent while the aggregator was down
+    /// reaches us in no particular order across gateways (queued by the broker, or resent when
+    /// their acks do not come), and without the hold a gateway whose backlog comes last would have
+    /// its evidence fused after the others' newer evidence, unlike in an uninterrupted run.
+    mutating func restoreReorder(now: Double? = nil) {
         for (gateway, end) in fusedEnds.sorted(by: { $0.key < $1.key }) {
-            reorder.restore(source: gateway, latestEnd: end, online: lastStatus[gateway]?.state != .offline)
+            let online = lastStatus[gateway]?.state != .offline
+            reorder.restore(source: gateway, latestEnd: end, online: online)
+            if online, let now, settings.catchUpS > 0 {
+                reorder.holdForCatchUp(gateway, until: now + settings.catchUpS)
+            }
         }
     }
 
@@ -57,6 +71,10 @@ extension AggregatorCore {
 
     mutating func fuse(_ released: [HeldBatch]) {
         for h in released {
+            if let online = h.statusOnline {
+                applyStatus(gateway: h.gateway, online: online, reportedAt: h.receivedAt)
+                continue
+            }
             if let batch = h.batch {
                 apply(batch, gateway: h.gateway, offset: h.offset, receivedAt: h.receivedAt, payload: h.payload)
                 fusedEnds[h.key.gateway] = max(fusedEnds[h.key.gateway] ?? -.infinity, batch.end)

@@ -12,9 +12,11 @@ extension AggregatorCore {
     /// time is recorded at its receive time unless the gateway's latest recorded status already
     /// says the same (state and boot), so restarts do not add a row each.
     ///
-    /// The engine gets a status at the time of the newest evidence it has: a heartbeat at the
-    /// receive time would lie in the future of the evidence whenever batches carry older times, and
-    /// would hold exits back until that future.
+    /// The engine gets a status in evidence order: one with a usable time of its own goes through
+    /// the reorder stage at that time, so it reaches the engine between the same batches whether
+    /// the aggregator ran through or restarted and took in a backlog (issue 19). A status without a
+    /// usable time applies at the newest evidence fused so far (never at the receive clock, which
+    /// can be far ahead of the batches' times — a backlog from a spool, or a replayed venue).
     mutating func handleStatus(gateway: String, payload: [UInt8], receivedAt: Double, retained: Bool) -> Outcome {
         guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
         guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
@@ -22,9 +24,11 @@ extension AggregatorCore {
         do { status = try StatusDecoder.decode(payload) } catch { return reject(error.reason, gateway: gateway, at: receivedAt) }
         guard status.gateway == gateway else { return reject(.gatewayMismatch, gateway: gateway, at: receivedAt) }
         let offset = clocks[gateway]?.offset ?? 0
-        let reported = status.t.map { $0 + offset }
-        let at: Double
         let summary = StatusSummary(state: status.state, boot: status.boot, reportedAt: status.t)
+        // The status's own time, corrected like its gateway's batches, when it is plausible.
+        let reported = status.t.map { $0 + offset }.flatMap { t in
+            t.isFinite && t >= ClockSanity.earliestPlausible && t <= receivedAt + 5 ? t : nil
+        }
         if retained {
             // The status we recorded last, delivered again on (re)subscribe: already recorded and
             // applied, so nothing to do (feeding it again would move the gateway's health and the
@@ -33,7 +37,7 @@ extension AggregatorCore {
                abs(t - seen) < 0.001 {
                 return .status(gateway: gateway)
             }
-            guard let reported, reported.isFinite, reported >= ClockSanity.earliestPlausible, reported <= receivedAt + 5 else {
+            guard let reported else {
                 // No usable time: its age is unknown, so it is not fed to the engine.
                 if !(lastStatus[gateway]?.sameState(as: summary) ?? false) {
                     lastStatus[gateway] = summary
@@ -41,26 +45,33 @@ extension AggregatorCore {
                 }
                 return .status(gateway: gateway)
             }
-            at = reported
+            lastStatus[gateway] = summary
+            pending.statuses.append(.init(gateway: gateway, receivedAt: reported, status: status, payload: payload))
+            if status.state == .offline { reorder.caughtUp(gateway) }  // offline when we (re)subscribed: nothing to wait for
         } else {
-            at = receivedAt
-        }
-        lastStatus[gateway] = summary
-        pending.statuses.append(.init(gateway: gateway, receivedAt: at, status: status, payload: payload))
-        if !retained {
+            lastStatus[gateway] = summary
+            pending.statuses.append(.init(gateway: gateway, receivedAt: receivedAt, status: status, payload: payload))
             reorder.setOnline(gateway, status.state == .online)
-        } else if status.state == .offline {
-            reorder.caughtUp(gateway)  // offline when we (re)subscribed: nothing to wait for
         }
-        if !retained || at >= latest {
-            // The engine runs in evidence time: a status carries no evidence of its own, so it
-            // applies at the newest evidence fused so far (never at the receive clock, which can
-            // be far ahead of the batches' times — a backlog from a spool, or a replayed venue).
-            let evidence = latest.isFinite ? latest : min(at, receivedAt)
-            outputs += engine.gatewayStatus(g, online: status.state == .online, at: evidence)
-            route()
+        let online = status.state == .online
+        if let reported {
+            let item = HeldBatch(key: .init(gateway: gateway, boot: status.boot ?? ""), seq: 0, batch: nil, gateway: g,
+                                 offset: offset, receivedAt: reported, statusOnline: online)
+            fuse(reorder.insertEvent(item, source: gateway, rank: g, time: reported, at: receivedAt))
+        } else {
+            applyStatus(gateway: g, online: online, reportedAt: nil)
         }
         return .status(gateway: gateway)
+    }
+
+    /// Feeds a status to the engine: a heartbeat at its own time but never after the newest
+    /// evidence fused, an offline status at the newest evidence.
+    mutating func applyStatus(gateway g: Int, online: Bool, reportedAt: Double?) {
+        var at = latest
+        if online, let reportedAt { at = latest.isFinite ? min(latest, reportedAt) : reportedAt }
+        guard at.isFinite else { return }
+        outputs += engine.gatewayStatus(g, online: online, at: at)
+        route()
     }
 }
 

@@ -15,7 +15,9 @@
 /// aggregator passes the gateway's position in the site file), then of arrival.
 ///
 /// A source can also be *catching up* (`holdForCatchUp`): after a gap in its sequence, the missing
-/// evidence is known to be on its way (asked for again). Until it has caught up (`caughtUp`) or
+/// evidence is known to be on its way (asked for again); after a restart, what it sent meanwhile
+/// is. Until it has caught up (`progressed`: its evidence is back within `maxLatenessS` of the
+/// others'; or `caughtUp`) or
 /// its deadline passes (counted in `catchUpTimeouts`), the watermark stays at its latest evidence
 /// however far the others are ahead, and the lateness bound does not release anything newer: the
 /// engine's clock waits for it, the way a stream processor holds its watermark for a partition that
@@ -92,6 +94,21 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
         return release(at: now)
     }
 
+    /// Adds an item that happened at `time` but is no evidence of the source's progress (a
+    /// status): released in order of `time` among the others, without moving the source's latest
+    /// evidence or the order its next item must keep. Returns the items due now.
+    public mutating func insertEvent(_ item: Item, source: String, rank: Int = 0, time: Double, at now: Double) -> [Item] {
+        if (time < releasedUpTo && (sources[source]?.held ?? 0) == 0) || maxLatenessS == 0 {
+            return [item] + release(at: now)
+        }
+        sources[source, default: Source()].held += 1
+        arrivals += 1
+        let entry = Entry(order: time, rank: rank, arrival: arrivals, heldAt: now, source: source, item: item)
+        let index = entries.partitioningIndex { ($0.order, $0.rank, $0.arrival) > (time, rank, arrivals) }
+        entries.insert(entry, at: index)
+        return release(at: now)
+    }
+
     /// Marks a source online or offline (an offline source does not hold the watermark back, nor
     /// is it waited for to catch up).
     public mutating func setOnline(_ source: String, _ online: Bool) {
@@ -108,6 +125,16 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
         if s.catchUpUntil == -Double.infinity { catchingUp += 1 }
         s.catchUpUntil = max(s.catchUpUntil, deadline)
         sources[source] = s
+    }
+
+    /// `source` delivered evidence: once it is within `maxLatenessS` of the most advanced online
+    /// source it has caught up (a backlog that arrives batch by batch keeps it catching up until
+    /// its evidence reaches the others').
+    public mutating func progressed(_ source: String) {
+        guard catchingUp > 0, let s = sources[source], s.catchUpUntil > -Double.infinity else { return }
+        var leader = -Double.infinity
+        for x in sources.values where x.online { leader = max(leader, x.latestEnd) }
+        if s.latestEnd >= leader - maxLatenessS { caughtUp(source) }
     }
 
     /// `source`'s awaited evidence arrived: it no longer holds the watermark beyond the usual.

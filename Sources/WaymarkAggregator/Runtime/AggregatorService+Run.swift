@@ -60,7 +60,7 @@ extension AggregatorService {
                 try store.syncSite(db, site)
                 let restored = try store.load(db)
                 core.restore(devices: restored.devices, progress: restored.progress, state: restored.state,
-                             statuses: restored.statuses)
+                             statuses: restored.statuses, now: Self.now())
                 if config.rawSightings {
                     let (made, dropped) = try store.maintainPartitions(db, now: Date(), retentionDays: config.rawRetentionDays)
                     startupPartitionUpkeepAt = Self.now()
