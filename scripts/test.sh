@@ -24,9 +24,7 @@ swift test "$@"
 # compared row for row with an uninterrupted one; it starts its own Mosquitto and PostgreSQL.
 # About 5 minutes. Skipped on a filtered run, or with WAYMARK_SKIP_FAULTS=1 (never set in CI).
 if [[ $# -eq 0 && ${WAYMARK_SKIP_FAULTS:-0} != 1 ]]; then
-  # Known gap (issue 19, docs/aggregator.md "Faults"): after a SIGKILL mid-stream the derived rows
-  # are not yet always 99.5 % identical; reported, not failing. Every other check fails the tests.
-  tests/faults/run-faults.sh --short --bin .build/debug --known-gap sigkill
+  tests/faults/run-faults.sh --short --bin .build/debug
 else
   echo "test: fault suite skipped (filtered run or WAYMARK_SKIP_FAULTS=1); run tests/faults/run-faults.sh --short"
 fi
