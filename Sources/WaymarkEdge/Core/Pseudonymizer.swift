@@ -1,3 +1,4 @@
+import Crypto
 import WaymarkCore
 
 /// Replaces a Bluetooth address by a keyed hash before anything leaves the gateway (DESIGN.md §3).
@@ -34,9 +35,10 @@ public struct Pseudonymizer: Sendable {
         return id
     }
 
-    /// HMAC-SHA256 (RFC 2104) of `message` under `key`: the one keyed hash behind every pseudonym.
+    /// HMAC-SHA256 (RFC 2104) of `message` under `key` (swift-crypto): the one keyed hash behind
+    /// every pseudonym.
     static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        HMACSHA256.authenticate(key: key, message: message)
+        Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
     }
 
     /// `YYYY-MM-DD` for a day number since 1970-01-01 (proleptic Gregorian, UTC).
