@@ -126,7 +126,9 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Tests
-        .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),
+        // Random JSON and Foundation as the reference, for the JSON readers' agreement tests.
+        .target(name: "JSONFuzzSupport", path: "Tests/JSONFuzzSupport"),
+        .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
         .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig"]),
@@ -134,7 +136,8 @@ let package = Package(
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
         .testTarget(
             name: "WaymarkAggregatorTests",
-            dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService", "WaymarkSimulation", "WaymarkConfig"]),
+            dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService", "WaymarkSimulation", "WaymarkConfig",
+                           "JSONFuzzSupport"]),
         .testTarget(
             name: "WaymarkIntegrationTests",
             dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres"]),
