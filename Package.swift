@@ -131,7 +131,7 @@ let package = Package(
         .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
-        .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
         .testTarget(

@@ -124,10 +124,36 @@ public struct JSONFuzz {
 public enum FoundationJSON {
     /// The document's top-level object, or nil when `JSONSerialization` rejects it or it is not an
     /// object. Foundation also accepts two things RFC 8259 does not: a comma before `]` or `}` and a
-    /// leading byte-order mark; those count as rejected here (our readers follow the RFC).
+    /// leading byte-order mark; and it checks that a number fits in a Double only for the values it
+    /// keeps (`{"a":1e400,"a":1}` passes). Those count as rejected here: our readers follow the RFC
+    /// and reject every number out of Double's range.
     public static func object(_ bytes: [UInt8]) -> [String: Any]? {
-        guard !(bytes.starts(with: [0xEF, 0xBB, 0xBF])), !hasTrailingComma(bytes) else { return nil }
+        guard !(bytes.starts(with: [0xEF, 0xBB, 0xBF])), !hasTrailingComma(bytes), !hasOutOfRangeNumber(bytes) else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
+    }
+
+    /// A number token outside strings that Double cannot hold (such as `1e400`).
+    public static func hasOutOfRangeNumber(_ b: [UInt8]) -> Bool {
+        func isNumberByte(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x2B || c == 0x2E || c == 0x65 || c == 0x45 }
+        var i = 0, inString = false
+        while i < b.count {
+            let c = b[i]
+            if inString {
+                if c == 0x5C { i += 2; continue }
+                if c == 0x22 { inString = false }
+                i += 1
+            } else if c == 0x22 {
+                inString = true
+                i += 1
+            } else if (c >= 0x30 && c <= 0x39) || c == 0x2D {
+                let start = i
+                while i < b.count, isNumberByte(b[i]) { i += 1 }
+                if let d = Double(String(decoding: b[start..<i], as: UTF8.self)), !d.isFinite { return true }
+            } else {
+                i += 1
+            }
+        }
+        return false
     }
 
     /// A comma followed (after white space) by `]` or `}`, outside strings.
