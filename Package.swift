@@ -24,6 +24,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -70,6 +71,7 @@ let package = Package(
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
                 "WaymarkService",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -124,15 +126,18 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Tests
-        .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),
+        // Random JSON and Foundation as the reference, for the JSON readers' agreement tests.
+        .target(name: "JSONFuzzSupport", path: "Tests/JSONFuzzSupport"),
+        .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
-        .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
         .testTarget(
             name: "WaymarkAggregatorTests",
-            dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService", "WaymarkSimulation", "WaymarkConfig"]),
+            dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService", "WaymarkSimulation", "WaymarkConfig",
+                           "JSONFuzzSupport"]),
         .testTarget(
             name: "WaymarkIntegrationTests",
             dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres"]),

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Opens psql on the database a finished demo kept:  scripts/demo-psql.sh DIR [psql arguments…]
-# DIR is the directory scripts/demo.sh printed. Restarts that private PostgreSQL on its data
+# DIR is the directory scripts/demo.sh --keep printed. Restarts that private PostgreSQL on its data
 # directory (DIR/services/pgdata, on a free loopback port), runs psql as the `waymark` user on the
 # `waymark` database, and stops the server again when psql exits (or on Ctrl-C).
 # Example: scripts/demo-psql.sh /tmp/waymark-demo.AbC123 -c 'SELECT count(*) FROM visits'
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${1:?usage: scripts/demo-psql.sh DIR [psql arguments…] (DIR as printed by scripts/demo.sh)}
+dir=${1:?usage: scripts/demo-psql.sh DIR [psql arguments…] (DIR as printed by scripts/demo.sh --keep)}
 shift
 pgdata=$dir/services/pgdata
-[[ -d $pgdata ]] || { echo "demo-psql: $pgdata not found; pass the directory scripts/demo.sh printed" >&2; exit 1; }
+[[ -d $pgdata ]] || { echo "demo-psql: $pgdata not found; pass the directory scripts/demo.sh --keep printed" >&2; exit 1; }
 source scripts/services.sh
 pgbin=$(services_pg_bin)
 port=$(services_free_port)

@@ -1,38 +1,43 @@
 #!/usr/bin/env bash
 # The one-command demo (README "Quick start"):
-#   scripts/demo.sh [--devices N] [--duration 30m] [--speedup X] [--seed S]
+#   scripts/demo.sh [--devices N] [--duration 30m] [--speedup X] [--seed S] [--keep]
 # Installs what is missing (scripts/setup.sh), builds the release programs, starts a private
 # Mosquitto and PostgreSQL in a new temporary directory, and runs `waymark demo` against them: the
 # example museum's gateways as real waymark-edge processes replaying simulated sightings, the
 # waymark-aggregator, then the foot-traffic report, the accuracy against ground truth and the map.
-# Ctrl-C (or SIGINT/SIGTERM to this script) or the end of the run stops everything it started;
-# the directory is kept (map, logs, database files): scripts/demo-psql.sh DIR opens the data in psql.
+# Ctrl-C (or SIGINT/SIGTERM to this script) or the end of the run stops everything it started and
+# removes the directory; --keep keeps it (map, logs, database files: scripts/demo-psql.sh DIR opens
+# the data in psql), and so does a failed run, for its logs. Either way the last line says which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 args=()
+keep=0
 while (($#)); do
   case $1 in
     --devices|--duration|--speedup|--seed)
       (($# >= 2)) || { echo "demo: $1 needs a value" >&2; exit 64; }
       args+=("$1" "$2"); shift 2 ;;
+    --keep)
+      keep=1; shift ;;
     -h|--help)
-      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *)
-      echo "demo: unknown option '$1'; use --devices N, --duration 30m, --speedup X or --seed S" >&2; exit 64 ;;
+      echo "demo: unknown option '$1'; use --devices N, --duration 30m, --speedup X, --seed S or --keep" >&2; exit 64 ;;
   esac
 done
+((keep)) || args+=(--temporary-work)
 
 scripts/setup.sh
 echo "demo: building the release programs (the first build takes several minutes)"
+# One build for all of the package's programs (waymark, waymark-edge, waymark-aggregator, and
+# waymark-bench with them), so that they compile in parallel: `--product` names only one.
 build_log=$(mktemp /tmp/waymark-demo-build.XXXXXX)
-for product in waymark waymark-edge waymark-aggregator; do
-  if ! swift build -c release --product "$product" >"$build_log" 2>&1; then
-    cat "$build_log" >&2; rm -f "$build_log"
-    echo "demo: building $product failed (see above)" >&2; exit 1
-  fi
-  tail -1 "$build_log"
-done
+if ! swift build -c release >"$build_log" 2>&1; then
+  cat "$build_log" >&2; rm -f "$build_log"
+  echo "demo: the release build failed (see above)" >&2; exit 1
+fi
+tail -1 "$build_log"
 rm -f "$build_log"
 bin=$(swift build -c release --show-bin-path)
 
@@ -53,6 +58,16 @@ cleanup() {
     rm -f "$work/children.pgid"
   fi
   services_stop
+  # The directory holds the map, the logs and the database files (tens of MB): kept only with
+  # --keep, or after a failure for its logs (not after an interrupt or a usage error, status 64).
+  if ((keep)); then
+    echo "demo: kept $work (map.svg, logs/, services/pgdata: scripts/demo-psql.sh $work; rm -rf $work when done)"
+  elif ((status != 0 && status != 64 && status != 129 && status != 130 && status != 143)); then
+    echo "demo: the run failed; kept $work for its logs (logs/, services/*.log; rm -rf $work when done)" >&2
+  else
+    rm -rf -- "$work"
+    echo "demo: removed $work (scripts/demo.sh --keep keeps it)"
+  fi
   exit "$status"
 }
 trap cleanup EXIT

@@ -177,7 +177,8 @@ struct EvaluatorTests {
             #expect(s!.number("e") == -75)
             #expect(s!.isNull("n"))
             #expect(s!.raw("missing") == nil)
-            #expect(s!.string("s") == #"x\"y"#)
+            #expect(s!.string("s") == #"x"y"#)  // escapes decoded
+            #expect(s!.stringBytes("s").map { String(decoding: $0, as: UTF8.self) } == #"x\"y"#)  // as written
         }
         for bad in ["", "[1]", #"{"a": 1"#, #"{"a" 1}"#] {
             Array(bad.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner(line: $0) == nil) }

@@ -158,7 +158,13 @@ def convert_run(rows, out_prefix):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", default="/work/shared/data/kolakowski-ble-rss-fingerprints-calib2021")
+    # The same default as the accuracy suite: $WAYMARK_KOLAKOWSKI, else the dataset in the shared/
+    # folder beside the repository.
+    default_dataset = os.environ.get("WAYMARK_KOLAKOWSKI") or os.path.normpath(
+        os.path.join(here, "..", "..", "..", "shared", "data", "kolakowski-ble-rss-fingerprints-calib2021"))
+    p.add_argument("--dataset", default=default_dataset,
+                   help="the dataset folder (default: $WAYMARK_KOLAKOWSKI, else "
+                        "../shared/data/kolakowski-ble-rss-fingerprints-calib2021 from the repository; now %(default)s)")
     p.add_argument("--out", default=".build/kolakowski")
     p.add_argument("--fusion", default=os.path.join(here, "fusion.json"),
                    help="JSON object of fusion parameters written into the site file")
@@ -168,6 +174,9 @@ def main():
                    help="also write per-anchor rssi_offset_db fitted on the calibration run (lowered "
                         "calibration-run accuracy in tune.py, so off by default)")
     a = p.parse_args()
+    if not os.path.isfile(os.path.join(a.dataset, "anchors.csv")):
+        p.error(f"{a.dataset}: the Kolakowski dataset is not there (no anchors.csv); pass --dataset or set "
+                "WAYMARK_KOLAKOWSKI to the folder kolakowski-ble-rss-fingerprints-calib2021")
     os.makedirs(a.out, exist_ok=True)
     anchors = read_csv(os.path.join(a.dataset, "anchors.csv"))
     layout = read_csv(os.path.join(a.dataset, "layout.csv"))

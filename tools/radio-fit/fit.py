@@ -344,10 +344,20 @@ class Plot:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", default="/work/shared/data/kolakowski-ble-rss-fingerprints-calib2021")
+    # As the accuracy suite and tools/kolakowski/convert.py: $WAYMARK_KOLAKOWSKI, else the dataset in
+    # the shared/ folder beside the repository.
+    default_dataset = os.environ.get("WAYMARK_KOLAKOWSKI") or os.path.normpath(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "data",
+        "kolakowski-ble-rss-fingerprints-calib2021"))
+    p.add_argument("--dataset", default=default_dataset,
+                   help="the dataset folder (default: $WAYMARK_KOLAKOWSKI, else "
+                        "../shared/data/kolakowski-ble-rss-fingerprints-calib2021 from the repository; now %(default)s)")
     p.add_argument("--json", help="write the fitted parameters here (default: stdout)")
     p.add_argument("--figures", help="write SVG figures into this folder")
     a = p.parse_args()
+    if not os.path.isfile(os.path.join(a.dataset, "anchors.csv")):
+        p.error(f"{a.dataset}: the Kolakowski dataset is not there (no anchors.csv); pass --dataset or set "
+                "WAYMARK_KOLAKOWSKI to the folder kolakowski-ble-rss-fingerprints-calib2021")
 
     anchors, rows = load(a.dataset, "calibration/calibration_df.csv")
     p1m, n, wall = fit_path_loss(anchors, rows)

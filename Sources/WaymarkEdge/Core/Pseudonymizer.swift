@@ -1,3 +1,4 @@
+import Crypto
 import WaymarkCore
 
 /// Replaces a Bluetooth address by a keyed hash before anything leaves the gateway (DESIGN.md §3).
@@ -23,15 +24,21 @@ public struct Pseudonymizer: Sendable {
         let today = Int((time / 86_400).rounded(.down))
         if today != day {
             day = today
-            dayKey = HMACSHA256.authenticate(key: secret, message: Array(Self.dayString(today).utf8))
+            dayKey = Self.hmacSHA256(key: secret, message: Array(Self.dayString(today).utf8))
             cache.removeAll(keepingCapacity: true)
         }
         if let known = cache[address] { return known }
         if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
         let bytes = (0..<6).map { UInt8(truncatingIfNeeded: address >> UInt64(8 * (5 - $0))) }
-        let id = DeviceID.anonymous(hash: HMACSHA256.authenticate(key: dayKey, message: bytes).prefix(8))
+        let id = DeviceID.anonymous(hash: Self.hmacSHA256(key: dayKey, message: bytes).prefix(8))
         cache[address] = id
         return id
+    }
+
+    /// HMAC-SHA256 (RFC 2104) of `message` under `key` (swift-crypto): the one keyed hash behind
+    /// every pseudonym.
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
     }
 
     /// `YYYY-MM-DD` for a day number since 1970-01-01 (proleptic Gregorian, UTC).

@@ -30,6 +30,8 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Replay speed: simulated seconds per real second.") var speedup: Double = 30
     @Option(help: "Random seed of the simulation.") var seed: UInt64 = 1
     @Option(help: "Folder with waymark-edge and waymark-aggregator (default: next to this program).") var bin: String?
+    @Flag(help: "The caller removes --work when the demo ends (scripts/demo.sh without --keep): the closing lines say so instead of pointing into it.")
+    var temporaryWork = false
 
     func run() throws {
         let env = ProcessInfo.processInfo.environment
@@ -56,7 +58,8 @@ struct DemoCommand: ParsableCommand {
         let run = DemoRun(
             site: loaded, sitePath: sitePath, work: URL(fileURLWithPath: work).standardizedFileURL.path,
             mqttURL: mqttURL, databaseURL: databaseURL, waymark: waymark, binDirectory: binDirectory,
-            devices: devices, durationS: seconds, durationText: duration, speedup: speedup, seed: seed)
+            devices: devices, durationS: seconds, durationText: duration, speedup: speedup, seed: seed,
+            temporaryWork: temporaryWork)
         do {
             try run.execute()
         } catch let error as DemoError {

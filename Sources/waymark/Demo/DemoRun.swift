@@ -19,6 +19,8 @@ struct DemoRun {
     let durationText: String
     let speedup: Double
     let seed: UInt64
+    /// The caller removes `work` when the demo ends (scripts/demo.sh without `--keep`).
+    let temporaryWork: Bool
 
     func execute() throws {
         let began = Date().timeIntervalSince1970
@@ -176,13 +178,24 @@ struct DemoRun {
         guard results.run(["report", "map", "--svg", work + "/map.svg"] + common) else { throw DemoError("`waymark report map` failed") }
         // The bulky inputs go (hundreds of MB); the truth, the outputs, the logs and the database stay.
         for bulky in ["/replay", "/spool", "/sightings.jsonl"] { try? FileManager.default.removeItem(atPath: work + bulky) }
-        say("""
+        let finished = "Demo finished in \(String(format: "%.0f", Date().timeIntervalSince1970 - began)) s; "
+            + "nothing the demo started is still running."
+        if temporaryWork {
+            say("""
 
-            Map: \(work)/map.svg (regions sized by visits, links by transitions)
-            Explore the data with psql: scripts/demo-psql.sh \(work)   (remove the directory when done: rm -rf \(work))
-              e.g. SELECT region_id, count(*) FROM visits GROUP BY 1 ORDER BY 2 DESC;
-            Demo finished in \(String(format: "%.0f", Date().timeIntervalSince1970 - began)) s; nothing the demo started is still running.
-            """)
+                The map (map.svg), the logs and the database in \(work) are removed with it now;
+                run scripts/demo.sh --keep to keep them and explore the data with scripts/demo-psql.sh.
+                \(finished)
+                """)
+        } else {
+            say("""
+
+                Map: \(work)/map.svg (regions sized by visits, links by transitions)
+                Explore the data with psql: scripts/demo-psql.sh \(work)   (remove the directory when done: rm -rf \(work))
+                  e.g. SELECT region_id, count(*) FROM visits GROUP BY 1 ORDER BY 2 DESC;
+                \(finished)
+                """)
+        }
     }
 
     func waitForLog(_ path: String, containing text: String, child: Int, children: DemoChildren, stop: DemoStopFlag) throws {
