@@ -42,6 +42,19 @@ extension DeviceState {
             calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
                               measuredPower: power, tables: ctx.tracker)
         }
+        // The reception curve learns from seconds whose region was certain *before* their own
+        // readings (the prediction): judged after them, the seconds in which a near gateway was
+        // silent would be the less certain ones and drop out, and every gateway would look more
+        // reliable than it is.
+        // Once every gateway has a few hundred opportunities behind it, one second in four (chosen
+        // by a hash of the second, so that no device's rhythm is left out) keeps it current at a
+        // quarter of the cost.
+        if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(prior), p >= VenueCalibration.minConfidence,
+           abs(shifts[k]) <= 2 * EvidenceModel.deviceSpreadDB,
+           !calibration.reception.isWellFed || (UInt64(bitPattern: second) &* 0x9E37_79B9_7F4A_7C15) >> 62 == 0 {
+            let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
+            learnReception(region: slots[k].region, level: level, at: closedAt, ctx, health, &calibration)
+        }
         tracker.heard.removeAll(keepingCapacity: true)
         publishLive(at: min(closedAt, lastTime), ctx, into: &out)
         while tracker.pendingCount > ctx.tracker.lag { finalizeOldest(at: lastTime, ctx, into: &out) }
@@ -64,9 +77,12 @@ extension DeviceState {
         var logs = [Float](repeating: 0, count: m)
         var best = -Float.infinity, worst = Float.infinity
         let cutoff = (prior.max() ?? 0) * Self.beam
-        let tLimit = Float(model.studentT.count - 1), mLimit = Float(model.missTable.count - 1)
-        // The inner loops read `EvidenceModel`'s tables directly (`logDensity`, `missLog`) without
-        // bounds checks: they run for every region and gateway of every device-second.
+        let reception = calibration.reception.missTable
+        let tLimit = Float(model.studentT.count - 1), mLimit = Float(ReceptionCalibration.tableSize - 1)
+        let missStep = ReceptionCalibration.tableStep, missSize = ReceptionCalibration.tableSize
+        // The inner loops read the tables directly (`EvidenceModel.logDensity`, the learned
+        // reception curve's log miss probability) without bounds checks: they run for every region
+        // and gateway of every device-second.
         let step = EvidenceModel.step, missFloor = EvidenceModel.missFloor
         let silence = ctx.parameters.gatewaySilenceS
         // Scratch: each heard gateway's RSSI (with its learned correction) and index; each absent
@@ -93,7 +109,7 @@ extension DeviceState {
             tables.logDistance.withUnsafeBufferPointer { ld in
             tables.otherRoom.withUnsafeBufferPointer { other in
             model.studentT.withUnsafeBufferPointer { studentT in
-            model.missTable.withUnsafeBufferPointer { missTable in
+            reception.withUnsafeBufferPointer { missTable in
                 for k in 0..<m {
                     guard prior[k] >= cutoff else { logs[k] = .nan; continue }
                     let base = Int(slots[k].region) * G
@@ -112,7 +128,7 @@ extension DeviceState {
                     for a in 0..<absent {
                         let g = base + Int(absentGateway[a])
                         let expected = level + b + n * ld[g] - w * other[g] + absentShift[a]
-                        ll += missTable[Int(max(0, min((expected - missFloor) * step, mLimit)))]
+                        ll += missTable[Int(absentGateway[a]) * missSize + Int(max(0, min((expected - missFloor) * missStep, mLimit)))]
                     }
                     ll *= EvidenceModel.evidenceWeight
                     logs[k] = ll
@@ -129,6 +145,25 @@ extension DeviceState {
         }
         for k in 0..<m { logs[k] = expf((logs[k].isNaN ? worst : logs[k]) - best) }
         return logs
+    }
+
+    /// What a confident second teaches the reception curve: each online gateway of the monitored
+    /// set is one opportunity at the RSSI the model expects for `region` (on the gateway's raw
+    /// scale), reported or not. A reporting gateway counts only when another one reported too, as
+    /// a silent one always does (the likelihood weighs silences only in seconds with evidence).
+    func learnReception(region: Int32, level: Float, at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth],
+                        _ calibration: inout VenueCalibration) {
+        let tables = ctx.tracker, G = tables.gatewayCount, base = Int(region) * G
+        let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
+        let h = tracker.heard.count, silence = ctx.parameters.gatewaySilenceS
+        for link in links {
+            let g = Int(link.gateway)
+            let wasReported = tracker.heard.contains { $0.gateway == link.gateway }
+            if wasReported ? h < 2 : !health[g].isObservable(at: t, silence: silence) { continue }
+            let expected = level + n * tables.logDistance[base + g] - w * tables.otherRoom[base + g]
+                - Float(ctx.gatewayOffset[g]) - calibration.appliedOffset(g)
+            calibration.reception.learn(gateway: g, expected: expected, reported: wasReported)
+        }
     }
 
     /// Relative predicted probability below which a region's likelihood is not evaluated.

@@ -28,6 +28,10 @@ final class AggregatorMetrics: Sendable {
     let calibrationExponent: Gauge
     let calibrationRoomLoss: Gauge
     let calibrationGatewayOffset: [String: Gauge]
+    /// The learned reception sensitivity at a few expected readings (dBm → gauge), and each
+    /// gateway's learned reliability.
+    let calibrationReception: [(dBm: Double, gauge: Gauge)]
+    let calibrationGatewayReliability: [String: Gauge]
     let commitRows: ValueHistogram
     let commitSeconds: DurationHistogram
 
@@ -72,6 +76,18 @@ final class AggregatorMetrics: Sendable {
             "Self-calibration: the venue's learned path-loss exponent."))
         calibrationRoomLoss = registry.makeGauge(descriptor: name("calibration_room_loss", "db",
             "Self-calibration: the learned loss through a wall between two rooms."))
+        calibrationReception = [-95.0, -90.0, -85.0, -80.0, -70.0].map { dBm in
+            (dBm, registry.makeGauge(descriptor: name("calibration_reception_sensitivity", "ratio",
+                "Self-calibration: the share of a reliable gateway's reports of a device that arrive when the model expects this RSSI there (decides what a silent gateway says)."),
+                labels: [("expected_dbm", String(Int(dBm)))]))
+        }
+        var reliabilities: [String: Gauge] = [:]
+        for g in gateways {
+            reliabilities[g] = registry.makeGauge(descriptor: name("calibration_gateway_reliability", "ratio",
+                "Self-calibration: the share of a device's seconds this gateway reports when the signal is strong (in seconds in which another gateway did); a low value points at its scanner or radio."),
+                labels: [("gateway", g)])
+        }
+        calibrationGatewayReliability = reliabilities
         var offsets: [String: Gauge] = [:]
         for g in gateways {
             offsets[g] = registry.makeGauge(descriptor: name("calibration_gateway_deviation", "db",

@@ -192,8 +192,10 @@ extension AggregatorService {
                 metrics.calibrationPower.set(calibration.powerCorrectionDB)
                 metrics.calibrationExponent.set(calibration.pathLossExponent)
                 metrics.calibrationRoomLoss.set(calibration.roomLossDB)
+                for (dBm, gauge) in metrics.calibrationReception { gauge.set(calibration.receptionSensitivity(atExpectedDBm: dBm)) }
                 for (g, gateway) in core.site.gateways.enumerated() {
                     metrics.calibrationGatewayOffset[gateway.id]?.set(calibration.gatewayOffsetDB[g])
+                    metrics.calibrationGatewayReliability[gateway.id]?.set(calibration.gatewayReliability[g])
                 }
             }
             if now - lastFlush >= flushEvery {

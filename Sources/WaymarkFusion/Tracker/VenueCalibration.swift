@@ -10,6 +10,8 @@ public import WaymarkCore
 ///   device's room), from a regression of each second's readings on the model, centred within the
 ///   second so that the device's own level drops out, with a Gaussian prior (n: the site's
 ///   `path_loss_exponent` ± 0.5, W: 5 ± 3 dB);
+/// - the **reception curve**: how often a gateway reports a device in a second, by the reading the
+///   model expects there (`ReceptionCalibration`), which decides what a silent gateway says;
 /// - **per-gateway offsets**: each gateway's mean deviation from the model, relative to the other
 ///   gateways. Only the part beyond ±`offsetDeadZoneDB` is applied: a few dB of deviation is as
 ///   likely to be where the gateway hangs (a wall, a corner) as its hardware, and correcting it
@@ -26,6 +28,15 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     public internal(set) var gatewayOffsetDB: [Double]
     /// Seconds of evidence that taught it.
     public internal(set) var updates: Double = 0
+    /// How often each gateway reports a device, by expected RSSI (`ReceptionCalibration`). Saved
+    /// beside this in `CalibrationCheckpoint` (so that checkpoints written before it existed still
+    /// restore), not inside it.
+    var reception = ReceptionCalibration(gatewayCount: 0)
+
+    private enum CodingKeys: String, CodingKey {
+        case powerCorrectionDB, pathLossExponent, roomLossDB, gatewayOffsetDB, updates, powerMean, powerSquare
+        case sxx, sxz, szz, sxy, szy, offsetSum, offsetSquare, offsetCount, applied, exponentPrior, roomLossPrior
+    }
 
     // Sufficient statistics (decayed).
     var powerMean = 0.0, powerSquare = 0.0
@@ -60,7 +71,9 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         offsetSquare = gatewayOffsetDB
         offsetCount = gatewayOffsetDB
         applied = Array(repeating: 0, count: gatewayCount)
+        reception = ReceptionCalibration(gatewayCount: gatewayCount)
     }
+
 
     /// One confident second: the region's readings (gateway, RSSI after the site's offset), the
     /// common offset `b` the tracker fitted for that region, and the device's measured power
@@ -109,6 +122,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// Solves the regression and recomputes the applied offsets (the engine calls it about once a
     /// second of evidence).
     mutating func refresh() {
+        reception.refresh()
         let s2 = Double(EvidenceModel.sigmaDB * EvidenceModel.sigmaDB)
         let pn = s2 / (Self.exponentPriorSD * Self.exponentPriorSD), pw = s2 / (Self.roomLossPriorSD * Self.roomLossPriorSD)
         let a = sxx + pn, b = sxz, c = szz + pw
@@ -160,6 +174,35 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         return (powerSD, det > 0 ? (s2 * c / det).squareRoot() : .infinity, det > 0 ? (s2 * a / det).squareRoot() : .infinity, gw)
     }
 
+    /// The learned sensitivity: the share of the reports of a fully reliable gateway that arrive
+    /// when the model expects `expectedDBm` there (`ReceptionCalibration`; 1 for strong signals).
+    public func receptionSensitivity(atExpectedDBm expectedDBm: Double) -> Double {
+        Double(ReceptionCalibration.interpolate(reception.sensitivity, at: Float(expectedDBm)))
+    }
+
+    /// The learned reliability of each gateway (by index): the share of a device's seconds it
+    /// reports when the signal is strong, in seconds in which another gateway did.
+    public var gatewayReliability: [Double] { reception.reliability.map(Double.init) }
+
+    /// Gateway-seconds behind the reception model (decayed), in all and per gateway.
+    public var receptionOpportunities: Double { reception.totalOpportunities }
+    public func receptionOpportunities(gateway g: Int) -> Double { reception.opportunities(gateway: g) }
+
+    /// The median gateway reliability and the least reliable gateway's index and reliability,
+    /// among gateways with at least 200 opportunities (nil: none has).
+    public var reliabilitySpread: (median: Double, lowest: (gateway: Int, reliability: Double))? {
+        let known = gatewayReliability.indices.filter { receptionOpportunities(gateway: $0) >= 200 }
+        guard let low = known.min(by: { gatewayReliability[$0] < gatewayReliability[$1] }) else { return nil }
+        let sorted = known.map { gatewayReliability[$0] }.sorted()
+        return (sorted[sorted.count / 2], (low, gatewayReliability[low]))
+    }
+
+    /// The sensitivity at a few expected readings, for summaries: "−90 dBm 35 %, …".
+    public var receptionSummary: String {
+        [-95.0, -90.0, -85.0, -80.0, -70.0].map { "\(Int($0)) dBm \(Int((receptionSensitivity(atExpectedDBm: $0) * 100).rounded())) %" }
+            .joined(separator: ", ")
+    }
+
     /// Readings behind each gateway's offset.
     public var gatewayReadings: [Double] { offsetCount }
 }
@@ -180,12 +223,14 @@ extension VenueCalibration {
 public struct CalibrationCheckpoint: Codable, Sendable, Hashable {
     var gateways: [String]
     var calibration: VenueCalibration
+    /// The learned reception model (absent from checkpoints written before it existed).
+    var reception: ReceptionCalibration?
 }
 
 extension FusionEngine {
     /// The venue calibration, for the aggregator's checkpoint.
     public func calibrationCheckpoint() -> CalibrationCheckpoint {
-        CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: calibration)
+        CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: calibration, reception: calibration.reception)
     }
 
     /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent
@@ -197,6 +242,12 @@ extension FusionEngine {
         c.pathLossExponent = s.pathLossExponent
         c.roomLossDB = s.roomLossDB
         c.updates = s.updates
+        // The reception model as saved (an older checkpoint has none: the default curve).
+        if let reception = saved.reception {
+            c.reception = saved.gateways == ctx.gatewayIDs && reception.gatewayCount == ctx.gatewayIDs.count
+                ? reception
+                : reception.remapped(to: ctx.gatewayIDs.count, saved.gateways.map { site.gatewayIndex($0) })
+        }
         c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
         c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy
         for (i, id) in saved.gateways.enumerated() {

@@ -158,14 +158,18 @@ struct Replay {
         let cal = engine.calibration
         let offsets = zip(engine.site.gateways, cal.gatewayOffsetDB).filter { abs($0.1) > VenueCalibration.offsetDeadZoneDB }
             .map { "\($0.0.id) \(String(format: "%+.1f", $0.1))" }
+        let reliability = cal.reliabilitySpread.map { r in
+            "; gateway reliability median \(Int((r.median * 100).rounded())) %, lowest \(engine.site.gateways[r.lowest.gateway].id) "
+                + "\(Int((r.lowest.reliability * 100).rounded())) %"
+        } ?? ""
         return """
         \(input): \(read); \
         engine: \(c.accepted) accepted, \(c.outliers) outliers, \(c.implausibleRSSI) implausible RSSI, \
         \(c.implausibleTxPower) implausible tx power; \(engine.deviceCount) devices; wrote \(outputs.isEmpty ? "nothing" : outputs); \
         calibration: measured power \(String(format: "%+.1f", cal.powerCorrectionDB)) dB, path-loss exponent \
         \(String(format: "%.2f", cal.pathLossExponent)), room loss \(String(format: "%.1f", cal.roomLossDB)) dB, \
-        gateway offsets beyond ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB: \(offsets.isEmpty ? "none" : offsets.joined(separator: ", ")) \
-        (from \(Int(cal.updates)) confident seconds)
+        gateway offsets beyond ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB: \(offsets.isEmpty ? "none" : offsets.joined(separator: ", ")), \
+        reception sensitivity by expected RSSI: \(cal.receptionSummary)\(reliability) (from \(Int(cal.updates)) confident seconds)
         """
     }
 

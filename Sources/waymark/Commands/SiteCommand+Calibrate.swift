@@ -58,16 +58,22 @@ extension SiteCommand {
                 "measured-power correction  \(f(c.powerCorrectionDB)) dB \(se(u.powerDB))   (added to every tag's measured power)",
                 "path-loss exponent         \(String(format: "%.2f", c.pathLossExponent)) \(se(u.exponent, 2))   (site: \(String(format: "%.2f", site.calibration.pathLossExponent ?? site.fusion.pathLossExponent)))",
                 "room loss                  \(String(format: "%.1f", c.roomLossDB)) dB \(se(u.roomLossDB))   (a wall between two rooms)",
-                "gateway                         deviation        readings   correction applied",
+                "reception sensitivity      \(c.receptionSummary)   (share of a reliable gateway's reports that arrive, "
+                    + "by the RSSI expected there; from \(Int(c.receptionOpportunities)) gateway-seconds; learned again at every start)",
+                "gateway                         deviation        readings   correction applied   reliability",
             ]
             let corrections = c.appliedCorrectionsDB
             for (g, gw) in site.gateways.enumerated() {
                 let n = Int(c.gatewayReadings[g])
                 let dev = n >= 50 ? "\(f(c.gatewayOffsetDB[g])) dB \(se(u.gatewayDB[g]))" : "(too few readings)"
+                let applied = corrections[g] != 0 ? f(corrections[g]) + " dB" : "–"
+                let reliability = c.receptionOpportunities(gateway: g) >= 200
+                    ? "\(Int((c.gatewayReliability[g] * 100).rounded())) %" : "(too few seconds)"
                 lines.append(gw.id.padding(toLength: 32, withPad: " ", startingAt: 0) + dev.padding(toLength: 17, withPad: " ", startingAt: 0)
-                             + String(n).leftPadded(9) + "   " + (corrections[g] != 0 ? f(corrections[g]) + " dB" : "–"))
+                             + String(n).leftPadded(9) + "   " + applied.padding(toLength: 21, withPad: " ", startingAt: 0) + reliability)
             }
-            lines.append("(a deviation within ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB is not corrected: it is as likely where the gateway hangs as its hardware)")
+            lines.append("(a deviation within ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB is not corrected: it is as likely where the gateway hangs as its hardware;")
+            lines.append(" reliability: the share of a device's seconds the gateway reports when the signal is strong — a low one points at its scanner or radio)")
             return lines.joined(separator: "\n")
         }
 

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+import WaymarkCore
+@testable import WaymarkFusion
+
+/// The learned reception model (`ReceptionCalibration`): what a silent gateway says.
+@Suite struct ReceptionCalibrationTests {
+    @Test func beforeAnyDataItIsTheDefaultCurve() {
+        let r = ReceptionCalibration(gatewayCount: 2), m = EvidenceModel()
+        for mu: Float in [-96, -92, -88, -60] {
+            // At a bin centre the learned table and the model's default curve agree.
+            let p = ReceptionCalibration.priorReliability * ReceptionCalibration.priorSensitivity(mu)
+            #expect(abs(r.rate(gateway: 1, at: mu) - p) < 0.01, "\(mu)")
+            #expect(abs(log(1 - r.rate(gateway: 0, at: mu)) - m.missLog(mu)) < 0.03, "\(mu)")
+        }
+    }
+
+    @Test func aGatewayThatMissesOftenIsLearnedAsUnreliable() {
+        var r = ReceptionCalibration(gatewayCount: 3)
+        // Gateways 0 and 1 report 95 % of their opportunities at −78 dBm expected, gateway 2 (a
+        // louder link, −66 dBm) only 40 %: louder is not reported less often by the venue's
+        // radios, so it is gateway 2 that is unreliable, not the signal level.
+        for i in 0..<3000 {
+            r.learn(gateway: 0, expected: -78, reported: i % 20 != 0)
+            r.learn(gateway: 1, expected: -78, reported: i % 20 != 1)
+            r.learn(gateway: 2, expected: -66, reported: i % 5 < 2)
+        }
+        r.refresh()
+        #expect(r.rate(gateway: 2, at: -66) > 0.35 && r.rate(gateway: 2, at: -66) < 0.45, "\(r.rate(gateway: 2, at: -66))")
+        #expect(r.rate(gateway: 0, at: -78) > 0.9, "\(r.rate(gateway: 0, at: -78))")
+        #expect(r.reliability[2] < 0.45 && r.reliability[0] > 0.9)
+        // A silence of gateway 2 now costs about log(0.6), one of gateway 0 about log(0.05).
+        #expect(log(1 - r.rate(gateway: 2, at: -66)) > -0.6)
+        #expect(log(1 - r.rate(gateway: 0, at: -66)) < -2.5)
+    }
+
+    @Test func theSensitivityFollowsTheDataAndNeverFallsWithLouderSignals() {
+        var r = ReceptionCalibration(gatewayCount: 2)
+        // Reception that falls off well above the default's −92 dBm midpoint: 90 % at −70 dBm, 20 %
+        // at −82, at both gateways.
+        for i in 0..<3000 {
+            for g in 0..<2 {
+                r.learn(gateway: g, expected: -70, reported: i % 10 != 0)
+                r.learn(gateway: g, expected: -82, reported: i % 5 == 0)
+            }
+        }
+        r.refresh()
+        #expect(abs(r.rate(gateway: 0, at: -70) - 0.9) < 0.05, "\(r.rate(gateway: 0, at: -70))")
+        #expect(abs(r.rate(gateway: 1, at: -82) - 0.2) < 0.05, "\(r.rate(gateway: 1, at: -82))")
+        var previous: Float = 0
+        for mu in stride(from: Float(-110), through: -30, by: 1) {
+            #expect(r.rate(gateway: 0, at: mu) >= previous - 1e-6, "\(mu)")
+            previous = r.rate(gateway: 0, at: mu)
+        }
+    }
+
+    @Test func ratesStayWithinTheirBoundsAndCountsDecay() {
+        var r = ReceptionCalibration(gatewayCount: 2)
+        for _ in 0..<20_000 {
+            r.learn(gateway: 0, expected: -50, reported: true)
+            r.learn(gateway: 1, expected: -50, reported: false)
+        }
+        r.refresh()
+        #expect(r.rate(gateway: 0, at: -50) <= ReceptionCalibration.maxRate + 1e-6)
+        #expect(r.rate(gateway: 1, at: -50) >= ReceptionCalibration.minRate - 1e-6)
+        #expect(r.opportunities(gateway: 1) <= ReceptionCalibration.memory + 1)
+        // Unknown gateways are ignored, not a crash.
+        r.learn(gateway: 7, expected: -50, reported: true)
+        r.learn(gateway: -1, expected: -50, reported: true)
+    }
+
+    @Test func poolAdjacentViolatorsByHand() {
+        #expect(ReceptionCalibration.nonDecreasing([1, 3, 2, 4], weights: [1, 1, 1, 1]) == [1, 2.5, 2.5, 4])
+        #expect(ReceptionCalibration.nonDecreasing([3, 1], weights: [1, 3]) == [1.5, 1.5])
+        #expect(ReceptionCalibration.nonDecreasing([1, 2, 3], weights: [1, 1, 1]) == [1, 2, 3])
+    }
+
+    @Test func checkpointsRoundTripAndOlderOnesStillRestore() throws {
+        var engine = FusionEngine(site: try Venue.line(2))
+        for i in 0..<500 { engine.calibration.reception.learn(gateway: i % 2, expected: -70, reported: i % 3 == 0) }
+        engine.calibration.refresh()
+        let data = try JSONEncoder().encode(engine.calibrationCheckpoint())
+        var restored = FusionEngine(site: try Venue.line(2))
+        restored.restore(calibration: try JSONDecoder().decode(CalibrationCheckpoint.self, from: data))
+        #expect(restored.calibration == engine.calibration)
+        #expect(restored.calibration.reception.missTable == engine.calibration.reception.missTable)
+        // A checkpoint written before the model existed has no such key: the default curve.
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        object.removeValue(forKey: "reception")
+        var old = FusionEngine(site: try Venue.line(2))
+        old.restore(calibration: try JSONDecoder().decode(CalibrationCheckpoint.self, from: JSONSerialization.data(withJSONObject: object)))
+        #expect(old.calibration.reception == ReceptionCalibration(gatewayCount: 2))
+        #expect(old.calibration.powerCorrectionDB == engine.calibration.powerCorrectionDB)
+    }
+
+    @Test func remappingFollowsGatewaysById() {
+        var r = ReceptionCalibration(gatewayCount: 3)
+        for i in 0..<1000 { r.learn(gateway: 2, expected: -60, reported: i % 4 == 0) }
+        r.refresh()
+        // Gateway 2 becomes gateway 0 of a new list; old 0 is gone; new 1 is fresh.
+        let m = r.remapped(to: 2, [nil, nil, 0])
+        #expect(m.reliability[0] == r.reliability[2])
+        #expect(m.reliability[1] == ReceptionCalibration.priorReliability)
+        #expect(m.opportunities(gateway: 0) == r.opportunities(gateway: 2))
+        #expect(m.rate(gateway: 0, at: -60) == r.rate(gateway: 2, at: -60))
+    }
+}
+
+/// The engine with a gateway that reports its device in only some of the seconds.
+@Suite struct UnreliableReceptionTests {
+    /// A device standing 2 m from g0, 8 m from g1 and 18 m from g2. g0 reports it in 35 % of the
+    /// seconds; the others every second.
+    func run(fusion: String) throws -> Driver {
+        var rng = SeededRandom(seed: 5)
+        var d = Driver(try Venue.line(3, spacing: 10, radius: 3, fusion: fusion))
+        d.run(for: 1800) { d in
+            d.heartbeat()
+            if Double.random(in: 0..<1, using: &rng) < 0.35 { d.hear("g0", rssi: rssi(atDistance: 2) + rng.gaussian(sigma: 3)) }
+            d.hear("g1", rssi: rssi(atDistance: 8) + rng.gaussian(sigma: 3))
+            d.hear("g2", rssi: rssi(atDistance: 18) + rng.gaussian(sigma: 3))
+        }
+        return d
+    }
+
+    @Test func silencesOfAGatewayThatOftenMissesStopCountingAgainstItsRegion() throws {
+        let learned = try run(fusion: "")
+        let g0 = try #require(learned.site.gatewayIndex("g0")), g1 = try #require(learned.site.gatewayIndex("g1"))
+        let reliability = learned.engine.calibration.gatewayReliability
+        #expect(reliability[g0] < 0.5, "g0 reliability \(reliability[g0])")
+        #expect(reliability[g1] > 0.85, "g1 reliability \(reliability[g1])")
+        // After the first ten minutes (learning), the device stays in r0.
+        let late = learned.locations.filter { $0.t > 1_600 }
+        #expect(late.allSatisfy { $0.region == "r0" }, "\(late.map { $0.region ?? "-" })")
+        // With the model frozen at its default (self-calibration off), the same silences push it
+        // to r1 again and again.
+        let frozen = try run(fusion: "self_calibration: false")
+        #expect(frozen.locations.filter { $0.t > 1_600 }.count > late.count + 2)
+    }
+}
