@@ -26,12 +26,14 @@ import WaymarkCore
             r.learn(gateway: 2, expected: -66, reported: i % 5 < 2)
         }
         r.refresh()
-        #expect(r.rate(gateway: 2, at: -66) > 0.35 && r.rate(gateway: 2, at: -66) < 0.45, "\(r.rate(gateway: 2, at: -66))")
-        #expect(r.rate(gateway: 0, at: -78) > 0.9, "\(r.rate(gateway: 0, at: -78))")
-        #expect(r.reliability[2] < 0.45 && r.reliability[0] > 0.9)
-        // A silence of gateway 2 now costs about log(0.6), one of gateway 0 about log(0.05).
-        #expect(log(1 - r.rate(gateway: 2, at: -66)) > -0.6)
-        #expect(log(1 - r.rate(gateway: 0, at: -66)) < -2.5)
+        // Its reliability is pooled towards the venue's (about 0.77 here, worth 500 opportunities):
+        // (1200 + 500 · 0.77) / 3500 ≈ 0.45.
+        #expect(r.rate(gateway: 2, at: -66) > 0.4 && r.rate(gateway: 2, at: -66) < 0.5, "\(r.rate(gateway: 2, at: -66))")
+        #expect(r.rate(gateway: 0, at: -78) > 0.88, "\(r.rate(gateway: 0, at: -78))")
+        #expect(r.reliability[2] < r.reliability[0] - 0.3, "\(r.reliability)")
+        // A silence of gateway 2 now costs about log(0.55), one of gateway 0 about log(0.08).
+        #expect(log(1 - r.rate(gateway: 2, at: -66)) > -0.7)
+        #expect(log(1 - r.rate(gateway: 0, at: -66)) < -2)
     }
 
     @Test func theSensitivityFollowsTheDataAndNeverFallsWithLouderSignals() {
@@ -126,7 +128,8 @@ import WaymarkCore
         let learned = try run(fusion: "")
         let g0 = try #require(learned.site.gatewayIndex("g0")), g1 = try #require(learned.site.gatewayIndex("g1"))
         let reliability = learned.engine.calibration.gatewayReliability
-        #expect(reliability[g0] < 0.5, "g0 reliability \(reliability[g0])")
+        // (pooled towards the venue's: 35 % of its seconds weigh against the others' 100 %)
+        #expect(reliability[g0] < 0.65, "g0 reliability \(reliability[g0])")
         #expect(reliability[g1] > 0.85, "g1 reliability \(reliability[g1])")
         // After the first ten minutes (learning), the device stays in r0.
         let late = learned.locations.filter { $0.t > 1_600 }

@@ -21,7 +21,8 @@ import Darwin
 /// curve over the expected RSSI μ (how reception falls off towards the receivers' noise floor;
 /// 1 for strong signals), in bins `binDB` wide from `lowDBm`, times a per-gateway **reliability**
 /// (the share of a device's seconds a gateway reports when the signal is strong: its scan duty
-/// cycle, its radio, its place). Both are estimated from opportunities: in every second whose
+/// cycle, its radio, its place), pooled towards the venue's (a gateway differs from the others only
+/// on `poolOpportunities` of evidence). Both are estimated from opportunities: in every second whose
 /// region the tracker was sure of beforehand, each online gateway of the device's monitored set is
 /// one opportunity at the RSSI the model expects there, reported or not (a reporting gateway counts
 /// only when another gateway reported too, as a silent one always does: the likelihood weighs
@@ -38,6 +39,8 @@ struct ReceptionCalibration: Hashable, Sendable {
     static let binCount = 20
     /// Observations each prior is worth (per bin for the sensitivity, per gateway for reliability).
     static let priorOpportunities = 30.0
+    /// Opportunities a gateway's own reliability must outweigh to differ from the venue's.
+    static let poolOpportunities = 500.0
     /// Opportunities per gateway and bin the counts average over once full.
     static let memory = 2_000.0
     static let minRate: Float = 0.02, maxRate: Float = 0.95
@@ -115,13 +118,22 @@ struct ReceptionCalibration: Hashable, Sendable {
                 s[b] = (rep + a * Double(Self.priorSensitivity(Self.centre(of: b)))) / weights[b]
             }
             s = Self.nonDecreasing(s, weights: weights).map { min($0, 1) }
+            // Each gateway's reliability is pooled towards the venue's (partial pooling, worth
+            // `poolOpportunities`), which is pooled towards the prior: a gateway stands out only
+            // on a lot of evidence, as a gateway with a failing radio soon has.
+            var reps = [Double](repeating: 0, count: G), exps = [Double](repeating: 0, count: G)
+            var venueRep = 0.0, venueExp = 0.0
             for g in 0..<G {
-                var rep = 0.0, expected = 0.0
                 for b in 0..<B {
-                    rep += reported[g * B + b]
-                    expected += opportunities[g * B + b] * s[b]
+                    reps[g] += reported[g * B + b]
+                    exps[g] += opportunities[g * B + b] * s[b]
                 }
-                rho[g] = min(1, (rep + a * Double(Self.priorReliability)) / (expected + a))
+                venueRep += reps[g]
+                venueExp += exps[g]
+            }
+            let venue = min(1, (venueRep + a * Double(Self.priorReliability)) / (venueExp + a))
+            for g in 0..<G {
+                rho[g] = min(1, (reps[g] + Self.poolOpportunities * venue) / (exps[g] + Self.poolOpportunities))
             }
         }
         let nextS = s.map(Float.init), nextRho = rho.map(Float.init)
