@@ -3,7 +3,7 @@
 // Waymark: multi-gateway passive tracking of Bluetooth LE beacons.
 //
 // The target graph mirrors the architecture (see README.md, "Architecture"):
-//   pure core    WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation
+//   pure core    WaymarkJSON, WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation
 //   C bindings   CBlueZ, CMosquitto, CLibPQ  (one .systemLibrary each)
 //   C wrappers   WaymarkBluetooth, WaymarkMQTT, WaymarkPostgres
 //   services     WaymarkEdge, WaymarkAggregator, WaymarkReports, WaymarkConfig
@@ -32,6 +32,8 @@ let package = Package(
     ],
     targets: [
         // MARK: Pure core (no C, no I/O)
+        // The one JSON reader and writer; depends on nothing.
+        .target(name: "WaymarkJSON", swiftSettings: strict),
         .target(name: "WaymarkCore", swiftSettings: strict),
         .target(name: "WaymarkAdvertising", dependencies: ["WaymarkCore"], swiftSettings: strict),
         .target(name: "WaymarkFusion", dependencies: ["WaymarkCore"], swiftSettings: strict),
@@ -128,6 +130,7 @@ let package = Package(
         // MARK: Tests
         // Random JSON and Foundation as the reference, for the JSON readers' agreement tests.
         .target(name: "JSONFuzzSupport", path: "Tests/JSONFuzzSupport"),
+        .testTarget(name: "WaymarkJSONTests", dependencies: ["WaymarkJSON", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
