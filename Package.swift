@@ -3,7 +3,7 @@
 // Waymark: multi-gateway passive tracking of Bluetooth LE beacons.
 //
 // The target graph mirrors the architecture (see README.md, "Architecture"):
-//   pure core    WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation
+//   pure core    WaymarkJSON, WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation
 //   C bindings   CBlueZ, CMosquitto, CLibPQ  (one .systemLibrary each)
 //   C wrappers   WaymarkBluetooth, WaymarkMQTT, WaymarkPostgres
 //   services     WaymarkEdge, WaymarkAggregator, WaymarkReports, WaymarkConfig
@@ -32,10 +32,12 @@ let package = Package(
     ],
     targets: [
         // MARK: Pure core (no C, no I/O)
-        .target(name: "WaymarkCore", swiftSettings: strict),
-        .target(name: "WaymarkAdvertising", dependencies: ["WaymarkCore"], swiftSettings: strict),
+        // The one JSON reader and writer; depends on nothing.
+        .target(name: "WaymarkJSON", swiftSettings: strict),
+        .target(name: "WaymarkCore", dependencies: ["WaymarkJSON"], swiftSettings: strict),
+        .target(name: "WaymarkAdvertising", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
         .target(name: "WaymarkFusion", dependencies: ["WaymarkCore"], swiftSettings: strict),
-        .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkFusion"], swiftSettings: strict),
+        .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkFusion", "WaymarkJSON"], swiftSettings: strict),
 
         // MARK: C libraries, each behind one Swift wrapper module
         .systemLibrary(
@@ -70,7 +72,7 @@ let package = Package(
             name: "WaymarkEdge",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
-                "WaymarkService",
+                "WaymarkService", "WaymarkJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -79,7 +81,7 @@ let package = Package(
             name: "WaymarkAggregator",
             dependencies: [
                 "WaymarkCore", "WaymarkFusion", "WaymarkConfig", "WaymarkMQTT", "WaymarkPostgres",
-                "WaymarkService",
+                "WaymarkService", "WaymarkJSON",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -97,14 +99,14 @@ let package = Package(
             name: "waymark",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
-                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT",
+                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "waymark-edge",
             dependencies: [
-                "WaymarkEdge", "WaymarkAdvertising", "WaymarkBluetooth",
+                "WaymarkEdge", "WaymarkAdvertising", "WaymarkBluetooth", "WaymarkJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -126,12 +128,13 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Tests
-        // Random JSON and Foundation as the reference, for the JSON readers' agreement tests.
+        // Random JSON and Foundation as the reference, for the agreement tests of WaymarkJSON and BatchDecoder.
         .target(name: "JSONFuzzSupport", path: "Tests/JSONFuzzSupport"),
-        .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig", "JSONFuzzSupport"]),
-        .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising"]),
+        .testTarget(name: "WaymarkJSONTests", dependencies: ["WaymarkJSON", "JSONFuzzSupport"]),
+        .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising", "WaymarkJSON"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
-        .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig", "JSONFuzzSupport"]),
+        .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig", "WaymarkJSON"]),
         .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
         .testTarget(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import WaymarkAdvertising
+import WaymarkJSON
 import WaymarkBluetooth
 
 /// `waymark-edge scan`: scan a local adapter and print every advertising report as a JSON line — the

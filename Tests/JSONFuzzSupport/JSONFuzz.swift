@@ -13,8 +13,8 @@ public struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// Random JSON text and random mutations of it, for agreement tests of the hand-written JSON
-/// readers against Foundation's `JSONSerialization`.
+/// Random JSON text and random mutations of it, for agreement tests of WaymarkJSON (and of the
+/// aggregator's batch decoder over it) against Foundation's `JSONSerialization`.
 public struct JSONFuzz {
     public var rng: SplitMix64
 

@@ -1,6 +1,7 @@
 import Testing
 import WaymarkAdvertising
 import WaymarkCore
+import WaymarkJSON
 import Foundation
 
 /// The JSON printed by `waymark decode`, checked by parsing it back.

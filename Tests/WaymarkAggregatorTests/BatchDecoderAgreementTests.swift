@@ -4,7 +4,7 @@ import Testing
 import WaymarkCore
 @testable import WaymarkAggregator
 
-/// `BatchDecoder` (over `JSONCursor`, the aggregator's reader of every MQTT batch) against
+/// `BatchDecoder` (over WaymarkJSON's `JSONReader`, the aggregator's reader of every MQTT batch) against
 /// Foundation's `JSONSerialization` on random valid batches and random mutations of them. The
 /// decoder may reject valid JSON that is not a valid batch (a wrong type, a value out of range,
 /// an escape in an id), but what it accepts must be JSON that Foundation reads to the same values,
@@ -130,7 +130,7 @@ import WaymarkCore
         #expect(acceptedMutants > 1_000, "only \(acceptedMutants) mutated batches were accepted")
     }
 
-    @Test("JSONCursor numbers and skipped members follow RFC 8259", arguments: [
+    @Test("batch numbers and skipped members follow RFC 8259", arguments: [
         "01", "-01", "1.", ".5", "+1", "1e", "1e+", "--1", "1.2.3", "1-2", "1e5e5", "0x10", "1e400", "-1e400", "-", "1E+",
     ])
     func badNumbers(_ number: String) {
@@ -142,7 +142,7 @@ import WaymarkCore
         #expect(throws: BatchDecoder.Failure.self, "accepted \(asUnknown)") { try decoder.decode(Array(asUnknown.utf8)) }
     }
 
-    @Test("JSONCursor rejects invalid text in skipped members", arguments: [
+    @Test("BatchDecoder rejects invalid text in skipped members", arguments: [
         #"tru"#, #"nul"#, #"falsey"#, #"truefalse"#, "\"a\u{01}b\"", #""\x41""#, #""\u12""#, #"[1,]"#, #"{"a":1,}"#, #"[1 2]"#,
         #"{"a" 1}"#, #"{1:2}"#, #"[,]"#, #""\ud83d""#,
     ])

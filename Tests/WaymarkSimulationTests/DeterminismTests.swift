@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WaymarkCore
+import WaymarkJSON
 @testable import WaymarkSimulation
 
 @Suite("Determinism and faults")
@@ -118,8 +119,8 @@ struct OutputEncodingTests {
         let text = String(decoding: line, as: UTF8.self)
         #expect(text == "{\"t\":1780304400.046,\"gateway\":\"gw-b\",\"device\":\"\(scenario.devices[2].id)\",\"rssi\":-77,\"tx\":-59}\n")
         line.removeLast()
-        line.withUnsafeBufferPointer { buf in
-            let s = JSONLineScanner(line: buf)!
+        try line.withUnsafeBufferPointer { buf in
+            let s = try JSONObjectIndex(buf)
             #expect(s.number("t") == 1_780_304_400.046)
             #expect(s.number("rssi") == -77)
             #expect(s.string("gateway") == "gw-b")

@@ -167,30 +167,6 @@ struct EvaluatorTests {
         #expect(abs(s.accuracyWithinHop - 88.5 / 90) < 1e-9)
     }
 
-    @Test("the JSON line scanner reads flat objects, skips nested values and rejects junk")
-    func scanner() {
-        let line = Array(#"{"t": 1780304400.123, "a": [1, {"b": "]"}], "s": "x\"y", "n": null, "e": -7.5e1}"#.utf8)
-        line.withUnsafeBufferPointer { buf in
-            let s = JSONLineScanner(line: buf)
-            #expect(s != nil)
-            #expect(abs(s!.number("t")! - 1780304400.123) < 1e-6)
-            #expect(s!.number("e") == -75)
-            #expect(s!.isNull("n"))
-            #expect(s!.raw("missing") == nil)
-            #expect(s!.string("s") == #"x"y"#)  // escapes decoded
-            #expect(s!.stringBytes("s").map { String(decoding: $0, as: UTF8.self) } == #"x\"y"#)  // as written
-        }
-        for bad in ["", "[1]", #"{"a": 1"#, #"{"a" 1}"#] {
-            Array(bad.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner(line: $0) == nil) }
-        }
-        for (text, value) in [("12", 12.0), ("-0.5", -0.5), ("1e3", 1000), ("0.001", 0.001)] {
-            Array(text.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner.parseNumber($0) == value) }
-        }
-        for text in ["-", "1.2.3", "1e", "abc"] {
-            Array(text.utf8).withUnsafeBufferPointer { #expect(JSONLineScanner.parseNumber($0) == nil) }
-        }
-    }
-
     @Test("live latency: time from a recorded change to the first live report of its region, 0 when already shown")
     func liveLatency() throws {
         let site = try TestSites.site(TestSites.line)

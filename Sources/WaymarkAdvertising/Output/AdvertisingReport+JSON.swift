@@ -1,3 +1,4 @@
+public import WaymarkJSON
 import WaymarkCore
 
 /// The JSON shapes of `waymark decode` (field names fixed by issue 2; keys in stable order).

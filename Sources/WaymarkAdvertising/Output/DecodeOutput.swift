@@ -1,3 +1,4 @@
+public import WaymarkJSON
 import WaymarkCore
 
 /// What `waymark decode` prints for one input: the decoded JSON or an error object, and whether

@@ -20,23 +20,25 @@ public enum ReplayInput: Hashable, Sendable {
 
     /// Parses one line; the error says what is wrong and how to write it instead.
     public static func parse(jsonLine line: some StringProtocol) throws(ReplayInputError) -> ReplayInput {
-        var fields = try FlatJSON.parseObject(Array(line.utf8))
-        func string(_ key: String) throws(ReplayInputError) -> String? {
-            switch fields.removeValue(forKey: key) {
+        var text = String(line)
+        let read = text.withUTF8 { bytes in Result { () throws(ReplayInputError) in try ReplayLine(bytes) } }
+        let fields = try read.get()
+        func string(_ value: ReplayLine.Value?, _ key: String) throws(ReplayInputError) -> String? {
+            switch value {
             case nil, .null?: return nil
             case .string(let s)?: return s
             case let v?: throw ReplayInputError("'\(key)' must be a string, got \(v)")
             }
         }
-        func number(_ key: String) throws(ReplayInputError) -> Double? {
-            switch fields.removeValue(forKey: key) {
+        func number(_ value: ReplayLine.Value?, _ key: String) throws(ReplayInputError) -> Double? {
+            switch value {
             case nil, .null?: return nil
             case .number(let d)?: return d
             case let v?: throw ReplayInputError("'\(key)' must be a number, got \(v)")
             }
         }
         let time: Double
-        switch fields.removeValue(forKey: "t") {
+        switch fields.t {
         case .number(let d)?:
             guard d.isFinite else { throw ReplayInputError("'t' must be finite Unix seconds") }
             time = d
@@ -48,17 +50,17 @@ public enum ReplayInput: Hashable, Sendable {
         case nil, .null?: throw ReplayInputError("missing 't' (Unix seconds, or an ISO-8601 string)")
         case let v?: throw ReplayInputError("'t' must be Unix seconds or an ISO-8601 string, got \(v)")
         }
-        guard let gateway = try string("gateway"), !gateway.isEmpty else { throw ReplayInputError("missing 'gateway' (a gateway id of the site)") }
-        if let status = try string("status") {
+        guard let gateway = try string(fields.gateway, "gateway"), !gateway.isEmpty else { throw ReplayInputError("missing 'gateway' (a gateway id of the site)") }
+        if let status = try string(fields.status, "status") {
             guard status == "online" || status == "offline" else { throw ReplayInputError("'status' must be \"online\" or \"offline\", got \"\(status)\"") }
             return .gatewayStatus(gateway: gateway, online: status == "online", time: time)
         }
-        guard let deviceText = try string("device") else { throw ReplayInputError("missing 'device' (e.g. \"mac:e7-8f-13-56-24-ce\"), or 'status' for a gateway status line") }
+        guard let deviceText = try string(fields.device, "device") else { throw ReplayInputError("missing 'device' (e.g. \"mac:e7-8f-13-56-24-ce\"), or 'status' for a gateway status line") }
         guard let device = DeviceID(deviceText) else {
             throw ReplayInputError("'device' '\(deviceText)' is not a device id (ibeacon:<uuid>:<major>:<minor>, eddystone:<ns>:<inst>, altbeacon:…, mac:aa-bb-cc-dd-ee-ff or anon:<hex>)")
         }
-        guard let rssi = try number("rssi") else { throw ReplayInputError("missing 'rssi' (dBm, e.g. -77)") }
-        let tx = try number("tx")
+        guard let rssi = try number(fields.rssi, "rssi") else { throw ReplayInputError("missing 'rssi' (dBm, e.g. -77)") }
+        let tx = try number(fields.tx, "tx")
         return .sighting(SightingRecord(time: time, gateway: gateway, device: device, rssi: rssi, tx: tx))
     }
 }

@@ -1,4 +1,5 @@
 public import WaymarkCore
+import WaymarkJSON
 
 /// Reads the evaluator's inputs: truth files from `waymark simulate`, output files from
 /// `waymark replay`, and sightings files for the naive baseline. Lines that cannot be used are
@@ -31,7 +32,7 @@ public struct EvaluationReader {
         var truth = TruthData()
         try JSONLinesFile.forEachLine(path: path) { line, n in
             guard !line.isEmpty else { return }
-            guard let s = JSONLineScanner(line: line) else { return problem(path, n, "not a JSON object") }
+            guard let s = try? JSONObjectIndex(line) else { return problem(path, n, "not a JSON object") }
             guard let type = s.string("type") else { return problem(path, n, "no \"type\"") }
             guard let name = s.string("device") else { return problem(path, n, "no \"device\"") }
             guard let entered = s.number("entered"), let exited = s.number("exited"), exited >= entered else {
@@ -67,7 +68,7 @@ public struct EvaluationReader {
         var run = RecordedRun()
         try JSONLinesFile.forEachLine(path: path) { line, n in
             guard !line.isEmpty else { return }
-            guard let s = JSONLineScanner(line: line) else { return problem(path, n, "not a JSON object") }
+            guard let s = try? JSONObjectIndex(line) else { return problem(path, n, "not a JSON object") }
             guard let type = s.string("type") else { return problem(path, n, "no \"type\"") }
             switch type {
             case "location", "live":
@@ -109,7 +110,7 @@ public struct EvaluationReader {
         var baseline = NaiveBaseline(site: site, windowS: windowS)
         try JSONLinesFile.forEachLine(path: path) { line, n in
             guard !line.isEmpty else { return }
-            guard let s = JSONLineScanner(line: line) else { return problem(path, n, "not a JSON object") }
+            guard let s = try? JSONObjectIndex(line) else { return problem(path, n, "not a JSON object") }
             guard let t = s.number("t"), let gw = s.string("gateway"), let name = s.string("device"),
                   let rssi = s.number("rssi") else {
                 return problem(path, n, "a sighting needs numeric \"t\", \"gateway\", \"device\" and numeric \"rssi\"")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WaymarkAdvertising
+import WaymarkJSON
 
 /// `waymark decode`: advertising data or HCI events → one JSON object per input on stdout.
 struct DecodeCommand: ParsableCommand {

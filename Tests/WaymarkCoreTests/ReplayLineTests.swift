@@ -1,0 +1,47 @@
+import Testing
+@testable import WaymarkCore
+
+/// How `waymark replay` reads a line's JSON (the grammar itself is WaymarkJSON's, fuzzed there):
+/// the format's own rules and the messages that point at the problem.
+@Suite struct ReplayLineTests {
+    static let sighting = #""gateway":"g","device":"mac:e7-8f-13-56-24-ce","rssi":-77"#
+
+    func message(_ line: String) -> String? {
+        do {
+            _ = try ReplayInput.parse(jsonLine: line)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test("arrays and objects are refused, even under a key the format does not use")
+    func nested() {
+        for line in ["{\"t\":1,\(Self.sighting),\"x\":[1]}", "{\"t\":{},\(Self.sighting)}", "{\"x\":{\"a\":1},\"t\":1,\(Self.sighting)}"] {
+            #expect(message(line)?.contains("nested objects and arrays are not supported") == true, "\(line)")
+        }
+    }
+
+    @Test("syntax errors name the column", arguments: [
+        (#"{"t":01,"gateway":"g"}"#, "not a JSON object line: bad number (leading zero) at column 8"),
+        (#"{"t":1,,"gateway":"g"}"#, "not a JSON object line: expected '\"' at column 8"),
+        (#"{"t" 1}"#, "not a JSON object line: expected ':' after \"t\" at column 6"),
+        (#"{"t":1} x"#, "not a JSON object line: text after the value at column 9"),
+        ("   ", "empty line"),
+    ])
+    func syntax(_ line: String, _ expected: String) {
+        #expect(message(line) == expected)
+    }
+
+    @Test("keys are matched by their decoded text; of a key given twice the last counts; other members are ignored")
+    func keys() throws {
+        let s = try SightingRecord(jsonLine: "{\"\\u0074\":5,\(Self.sighting),\"rssi\":-60,\"truth\":\"hall\",\"extra\":null}")
+        #expect(s.time == 5 && s.rssi == -60)
+    }
+
+    @Test("a member of the wrong type names the key and the value")
+    func types() {
+        #expect(message("{\"t\":true,\(Self.sighting)}") == "'t' must be Unix seconds or an ISO-8601 string, got true")
+        #expect(message(#"{"t":1,"gateway":"g","device":"mac:e7-8f-13-56-24-ce","rssi":-77,"tx":"x"}"#) == "'tx' must be a number, got \"x\"")
+    }
+}
