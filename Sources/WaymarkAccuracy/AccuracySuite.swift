@@ -78,25 +78,36 @@ public struct AccuracySuite: Sendable {
         for venue in Self.venues {
             let sitePath = "\(options.work)/\(venue.name).geometry.yaml"
             let site = try GeometrySite.write(from: options.repository + "/" + venue.site, to: sitePath)
-            for profile in RadioProfile.allCases {
-                progress("\(venue.name) \(profile.rawValue) (simulated, \(options.simulatedDevices) devices, \(Int(options.simulatedDurationS)) s)")
+            for (name, radio) in Self.radios(site: site) {
+                progress("\(venue.name) \(name) (simulated, \(options.simulatedDevices) devices, \(Int(options.simulatedDurationS)) s)")
                 var p = SimulationParameters()
                 p.deviceCount = options.simulatedDevices
                 p.duration = options.simulatedDurationS
                 p.seed = options.seed
-                p.radio = RadioParameters(profile: profile, site: site)
+                p.radio = radio
                 let scenario: Scenario
                 do { scenario = try Scenario(site: site, parameters: p) } catch { throw AccuracyError(error.description) }
-                let stem = "\(venue.name)-\(profile.rawValue)"
+                let stem = "\(venue.name)-\(name)"
                 let sightings = "\(options.work)/\(stem).sightings.jsonl", truth = "\(options.work)/\(stem).truth.jsonl"
                 try SimulationOutput.writeTruth(scenario: scenario, path: truth)
                 _ = try SimulationOutput.writeSightings(scenario: scenario, path: sightings)
-                rows.append(try score(data: venue.name, radio: profile.rawValue, site: site, sitePath: sitePath,
+                rows.append(try score(data: venue.name, radio: name, site: site, sitePath: sitePath,
                                       sightings: sightings, truth: truth, stem: stem))
                 if !options.short { try? fm.removeItem(atPath: sightings) }
             }
         }
         return rows
+    }
+
+    /// The radios each simulated venue is scored under: the three profiles, and `sparse` — the
+    /// fitted radio with tags that advertise every 1–3 s and gateways that lose 60 % of the adverts
+    /// they could hear (battery-saving tags, a scanner sharing its radio with Wi-Fi), where a
+    /// gateway's silence says little.
+    static func radios(site: Site) -> [(name: String, radio: RadioParameters)] {
+        var sparse = RadioParameters(profile: .indoor, site: site)
+        sparse.advertisingInterval = 1...3
+        sparse.packetLoss = 0.6
+        return RadioProfile.allCases.map { ($0.rawValue, RadioParameters(profile: $0, site: site)) } + [("sparse", sparse)]
     }
 
     /// Replays `sightings` and scores the output and the naive rule against `truth`.

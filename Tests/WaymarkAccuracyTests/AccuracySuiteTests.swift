@@ -31,7 +31,7 @@ struct AccuracySuiteTests {
             replay: try ReplayRunner.locate(repository: Self.repository))
         let rows = try suite.run()
         let expected = [("kolakowski test-robot", "real"), ("kolakowski calibration", "real")]
-            + AccuracySuite.venues.flatMap { v in RadioProfile.allCases.map { (v.name, $0.rawValue) } }
+            + AccuracySuite.venues.flatMap { v in (RadioProfile.allCases.map(\.rawValue) + ["sparse"]).map { (v.name, $0) } }
         #expect(rows.map(\.data) == expected.map(\.0))
         #expect(rows.map(\.radio) == expected.map(\.1))
         for row in rows {

@@ -31,7 +31,7 @@ struct TrackerTables: Sendable {
         var other = [Float](repeating: 1, count: site.regions.count * G)
         let h2 = EvidenceModel.antennaHeightM * EvidenceModel.antennaHeightM
         var roomGateways: [String: Set<Int>] = [:]
-        for (r, region) in site.regions.enumerated() {
+        for region in site.regions {
             for g in region.gateways.compactMap(site.gatewayIndex) { roomGateways["\(region.floor)/\(region.room)", default: []].insert(g) }
         }
         for (r, region) in site.regions.enumerated() {

@@ -1,4 +1,4 @@
-public import WaymarkCore
+import WaymarkCore
 
 /// What the engine has learned about the venue's radio from the readings themselves
 /// (self-calibration, docs/fusion.md "Self-calibration"): bounded, slowly adapting estimates of
