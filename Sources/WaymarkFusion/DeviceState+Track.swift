@@ -46,12 +46,13 @@ extension DeviceState {
         // readings (the prediction): judged after them, the seconds in which a near gateway was
         // silent would be the less certain ones and drop out, and every gateway would look more
         // reliable than it is.
-        // Once every gateway has a few hundred opportunities behind it, one second in four (chosen
-        // by a hash of the second, so that no device's rhythm is left out) keeps it current at a
-        // quarter of the cost.
+        // Once every gateway has a few hundred opportunities behind it, one second in four keeps
+        // it current at a quarter of the cost. The second is chosen by a hash of its first
+        // reading, not of its time: no device's rhythm is left out, and the same readings shifted
+        // in time (a replay, a second run) teach the same seconds.
         if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(prior), p >= VenueCalibration.minConfidence,
            abs(shifts[k]) <= 2 * EvidenceModel.deviceSpreadDB,
-           !calibration.reception.isWellFed || (UInt64(bitPattern: second) &* 0x9E37_79B9_7F4A_7C15) >> 62 == 0 {
+           !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
             let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
             learnReception(region: slots[k].region, level: level, at: closedAt, ctx, health, &calibration)
         }
@@ -145,6 +146,13 @@ extension DeviceState {
         }
         for k in 0..<m { logs[k] = expf((logs[k].isNaN ? worst : logs[k]) - best) }
         return logs
+    }
+
+    /// One second in four, pseudo-randomly, by a hash of its first reading's RSSI sum and gateway.
+    static func sampled(_ heard: [RegionTracker.Heard]) -> Bool {
+        guard let first = heard.first else { return false }
+        let key = UInt64(first.sum.bitPattern) << 32 | UInt64(UInt32(bitPattern: first.gateway))
+        return (key &* 0x9E37_79B9_7F4A_7C15) >> 62 == 0
     }
 
     /// What a confident second teaches the reception curve: each online gateway of the monitored

@@ -140,3 +140,36 @@ import WaymarkCore
         #expect(frozen.locations.filter { $0.t > 1_600 }.count > late.count + 2)
     }
 }
+
+/// The same readings at another time give the same history: nothing the engine learns may depend
+/// on the clock's absolute value (a second run of the fault suite starts at another time).
+@Suite struct TimeShiftTests {
+    func run(startingAt start: Double) throws -> Driver {
+        var rng = SeededRandom(seed: 11)
+        var d = Driver(try Venue.line(4, spacing: 8, radius: 3))
+        d.now = start
+        d.run(for: 1500) { d in
+            d.heartbeat()
+            // Walks r0 → r3 and back every 200 s, 0.2 m/s, with 4 dB of noise; g3 misses half the seconds.
+            let phase = (d.now - start).truncatingRemainder(dividingBy: 200)
+            let x = phase < 100 ? phase * 0.24 : (200 - phase) * 0.24
+            for g in 0..<4 where g != 3 || Double.random(in: 0..<1, using: &rng) < 0.5 {
+                d.hear("g\(g)", rssi: rssi(atDistance: max(0.5, abs(Double(g) * 8 - x))) + rng.gaussian(sigma: 4))
+            }
+        }
+        return d
+    }
+
+    @Test func shiftingEveryTimeShiftsTheHistoryAndChangesNothingElse() throws {
+        let shift = 86_400.0 * 400 + 12_345
+        let a = try run(startingAt: 1_000), b = try run(startingAt: 1_000 + shift)
+        // The reception model was well fed (so its sampling of seconds was in use) and is the same.
+        #expect(a.engine.calibration.reception.isWellFed)
+        #expect(a.engine.calibration.reception == b.engine.calibration.reception)
+        #expect(a.engine.calibration.powerCorrectionDB == b.engine.calibration.powerCorrectionDB)
+        let la = a.locations.map { "\($0.t - 1_000) \($0.region ?? "-")" }
+        let lb = b.locations.map { "\($0.t - 1_000 - shift) \($0.region ?? "-")" }
+        #expect(la.count > 10)
+        #expect(la == lb)
+    }
+}

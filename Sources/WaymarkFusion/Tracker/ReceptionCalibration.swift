@@ -27,7 +27,7 @@ import Darwin
 /// one opportunity at the RSSI the model expects there, reported or not (a reporting gateway counts
 /// only when another gateway reported too, as a silent one always does: the likelihood weighs
 /// silences only in seconds with evidence). The two factors are fitted by a few rounds of
-/// alternating weighted means, each with a prior worth `priorOpportunities` observations (the
+/// alternating weighted means from the priors, each with a prior worth `priorOpportunities` observations (the
 /// default curve of `EvidenceModel`, and `EvidenceModel.maxDetection`); the sensitivity is kept
 /// non-decreasing in μ (a louder link is not reported less often: pool-adjacent-violators) and at
 /// most 1, and the product within `minRate…maxRate`, so that no silence can cost more than a
@@ -101,13 +101,19 @@ struct ReceptionCalibration: Hashable, Sendable {
     /// engine teaches it from a sample of the seconds (`DeviceState.closeSecond`).
     var isWellFed: Bool { learned >= Self.wellFed * Double(gatewayCount) }
     static let wellFed = 500.0
+    /// Rounds of the alternating fit (from the priors; it settles within a few).
+    static let fitRounds = 4
 
-    /// Re-fits the two factors from the counts and rebuilds the tables when they moved.
+    /// Re-fits the two factors from the counts and rebuilds the tables. The result is a function
+    /// of the counts alone — the fit starts from the priors every time, and the tables follow every
+    /// change — so that how often the engine refreshes cannot change what it computes (a restart,
+    /// or the aggregator against `waymark replay`).
     mutating func refresh() {
         let B = Self.binCount, G = gatewayCount, a = Self.priorOpportunities
-        var s = sensitivity.map(Double.init), rho = reliability.map(Double.init)
+        var s = (0..<B).map { Double(Self.priorSensitivity(Self.centre(of: $0))) }
+        var rho = [Double](repeating: Double(Self.priorReliability), count: G)
         var weights = [Double](repeating: 0, count: B)
-        for _ in 0..<3 {
+        for _ in 0..<Self.fitRounds {
             for b in 0..<B {
                 var rep = 0.0, expected = 0.0
                 for g in 0..<G {
@@ -137,10 +143,7 @@ struct ReceptionCalibration: Hashable, Sendable {
             }
         }
         let nextS = s.map(Float.init), nextRho = rho.map(Float.init)
-        // Rebuilding the tables costs a logarithm per entry: only when a factor moved visibly.
-        let moved = zip(nextS, sensitivity).contains { abs($0 - $1) > 0.002 }
-            || zip(nextRho, reliability).contains { abs($0 - $1) > 0.002 }
-        guard moved else { return }
+        guard nextS != sensitivity || nextRho != reliability else { return }
         sensitivity = nextS
         reliability = nextRho
         missTable = Self.tables(sensitivity: sensitivity, reliability: reliability)

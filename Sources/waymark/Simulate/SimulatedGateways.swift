@@ -147,8 +147,13 @@ final class SimulatedGateways: @unchecked Sendable {
     /// Status refreshes and resends that are due.
     private func serviceLocked(simTime: Double) throws {
         if simTime >= nextStatusAt {
-            for g in online.indices where online[g] { try publishStatusLocked(g, .online, simTime: simTime) }
-            nextStatusAt = simTime + options.statusIntervalS
+            // Stamped with the refresh's scheduled time (start + k · interval), not the moment this
+            // machine got round to it: the same seed gives the same statuses at the same evidence
+            // times, so two runs feed an aggregator the same input.
+            let interval = options.statusIntervalS, start = scenario.parameters.start
+            let scheduled = start + ((simTime - start) / interval).rounded(.down) * interval
+            for g in online.indices where online[g] { try publishStatusLocked(g, .online, simTime: scheduled) }
+            nextStatusAt = scheduled + interval
         }
         let now = Date().timeIntervalSince1970
         guard now >= nextResendScan, client.isConnected else { return }
@@ -181,10 +186,13 @@ final class SimulatedGateways: @unchecked Sendable {
     /// and comes back online when the outage ends.
     private func followOutagesLocked(simTime: Double) throws {
         for g in scenario.outages.indices {
-            let down = scenario.outages[g].contains { $0.contains(simTime) }
+            let outage = scenario.outages[g].first { $0.contains(simTime) }
+            let down = outage != nil
             if down == online[g] {
                 online[g] = !down
-                try publishStatusLocked(g, down ? .offline : .online, simTime: simTime)
+                // Stamped with the outage's own boundary (deterministic), not when it was noticed.
+                let ended = scenario.outages[g].filter { $0.upperBound <= simTime }.map(\.upperBound).max()
+                try publishStatusLocked(g, down ? .offline : .online, simTime: outage?.lowerBound ?? ended ?? simTime)
             }
         }
     }
