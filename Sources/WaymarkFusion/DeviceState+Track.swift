@@ -35,10 +35,11 @@ extension DeviceState {
         tracker.reserve(lag: ctx.tracker.lag)
         tracker.close(likelihood: likelihood, prior: prior)
         // Only a second the model explains well teaches: the tracker is sure of the region, the
-        // device's level is within two spreads of the venue's and the typical reading within two
-        // sigmas of the model (not a device heard mostly by gateways far outside its set).
+        // device's level is within two spreads of the venue's (once the venue's level is known:
+        // `VenueCalibration.levelGateDB`) and the typical reading within two sigmas of the model
+        // (not a device heard mostly by gateways far outside its set).
         if ctx.parameters.selfCalibration, let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
-           abs(shifts[k]) <= 2 * EvidenceModel.deviceSpreadDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
+           abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
             calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
                               measuredPower: power, tables: ctx.tracker)
         }
@@ -51,7 +52,7 @@ extension DeviceState {
         // reading, not of its time: no device's rhythm is left out, and the same readings shifted
         // in time (a replay, a second run) teach the same seconds.
         if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(prior), p >= VenueCalibration.minConfidence,
-           abs(shifts[k]) <= 2 * EvidenceModel.deviceSpreadDB,
+           abs(shifts[k]) <= calibration.levelGateDB,
            !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
             let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
             learnReception(region: slots[k].region, level: level, at: closedAt, ctx, health, &calibration)

@@ -54,7 +54,18 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     static let defaultRoomLossDB = 5.0, roomLossPriorSD = 3.0, exponentPriorSD = 0.5
     static let exponentRange = 1.6...3.5, roomLossRange = 0.0...10.0
     public static let offsetDeadZoneDB = 3.0
-    static let offsetLimitDB = 15.0, powerLimitDB = 20.0
+    static let offsetLimitDB = 15.0, powerLimitDB = 30.0
+    /// Confident seconds before the venue's level counts as known (`levelGateDB`).
+    static let levelWarmup = 50.0
+
+    /// How far a second's fitted device level may lie from the venue's and still teach it. Two
+    /// device spreads once the venue's level is known; before that, anything within the power
+    /// limit: a venue whose receivers and tags read 25 dB above the configured measured power
+    /// (common: the default is −59 dBm at 1 m and receivers differ) would otherwise never teach
+    /// the correction that brings its devices within the gate.
+    var levelGateDB: Float {
+        updates < Self.levelWarmup ? Float(Self.powerLimitDB) : 2 * EvidenceModel.deviceSpreadDB
+    }
     /// Readings the regression remembers (older ones decay away).
     static let regressionMemory = 20_000.0
     /// Confident seconds the power correction and each offset average over once warmed up.
