@@ -189,12 +189,14 @@ extension DeviceState {
            zip(ctx.monitoredSets[Int(center)], slots).allSatisfy({ $0 == $1.region }) {
             let topo = ctx.tracker.topology[Int(center)]
             return gap <= 1 ? topo.oneSecond
-                : ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m)
+                : ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m,
+                                            unlinked: topo.unlinked)
         }
         // The slots are not a site's monitored set (restored from another site version): build it.
         let set = slots.map(\.region)
         let topo = SetTopology.build(site: ctx.site, sets: [set], motion: ctx.tracker.motion)[0]
-        return ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m)
+        return ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m,
+                                         unlinked: topo.unlinked)
     }
 
     /// Publishes the live region when it changed or its probability moved by 0.1 or more: the

@@ -164,7 +164,7 @@ public enum SiteValidator {
             let comps = site.graph.components()
             if comps.count > 1 {
                 let parts = comps.map { "{" + $0.prefix(5).map { regions[$0].id }.joined(separator: ", ") + ($0.count > 5 ? ", …" : "") + "}" }
-                warning("edges", "the beacon graph is split into \(comps.count) parts \(parts.joined(separator: " ")); devices cannot be tracked walking between them — add edges joining them")
+                warning("edges", "the beacon graph is split into \(comps.count) parts \(parts.joined(separator: " ")); the tracker can only guess a walk between them from straight-line distance, and records no path for it — add edges joining them")
             }
         }
 
