@@ -43,12 +43,11 @@ extension DeviceState {
             calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
                               measuredPower: power, tables: ctx.tracker)
         }
-        // The reception curve learns from seconds whose region was certain *before* their own
+        // The reception model learns from seconds whose region was certain *before* their own
         // readings (the prediction): judged after them, the seconds in which a near gateway was
         // silent would be the less certain ones and drop out, and every gateway would look more
-        // reliable than it is.
-        // Once every gateway has a few hundred opportunities behind it, one second in four keeps
-        // it current at a quarter of the cost. The second is chosen by a hash of its first
+        // reliable than it is. Once every gateway has a few hundred opportunities behind it, one
+        // second in four keeps it current at a quarter of the cost, chosen by a hash of its first
         // reading, not of its time: no device's rhythm is left out, and the same readings shifted
         // in time (a replay, a second run) teach the same seconds.
         if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(prior), p >= VenueCalibration.minConfidence,
