@@ -241,7 +241,11 @@ public struct CalibrationCheckpoint: Codable, Sendable, Hashable {
 extension FusionEngine {
     /// The venue calibration, for the aggregator's checkpoint.
     public func calibrationCheckpoint() -> CalibrationCheckpoint {
-        CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: calibration, reception: calibration.reception)
+        // The reception model is saved beside the rest, not inside it (its field is not encoded):
+        // leave an empty one in the embedded copy, so that a checkpoint equals itself decoded.
+        var rest = calibration
+        rest.reception = ReceptionCalibration(gatewayCount: 0)
+        return CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: rest, reception: calibration.reception)
     }
 
     /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent
