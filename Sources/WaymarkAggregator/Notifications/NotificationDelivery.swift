@@ -19,7 +19,9 @@ import WaymarkService
 ///
 /// `@unchecked Sendable`: `inbox`, `acked`, `attempts`, `dropped` and `stopping` are shared with
 /// the writer thread, the MQTT network thread and the dispatcher's tasks, always under `lock`;
-/// everything else belongs to the delivery thread.
+/// `webhooks`, `dispatcher` and `client` are set by the service's thread before the delivery
+/// thread starts (`Thread.start` orders them) and only read afterwards; the rest belongs to the
+/// delivery thread.
 final class NotificationDelivery: @unchecked Sendable {
     /// One stored notification to deliver.
     struct Item: Sendable {
@@ -43,8 +45,10 @@ final class NotificationDelivery: @unchecked Sendable {
     let topics: Topics
     let logger: Logger
     let metrics: AggregatorMetrics
-    /// Set once by `attach` before `start`.
+    /// Created by `start` (an HTTP client must be shut down once made, so it is made only when
+    /// delivery runs), from what `attachWebhooks` set.
     private(set) var dispatcher: WebhookDispatcher?
+    private var webhooks: (settings: WebhookSettings, targets: [String: WebhookDispatcher.Target])?
     private let lock = NSLock()
     private var inbox: [Item] = []
     private var acked: [Int32] = []
@@ -67,13 +71,9 @@ final class NotificationDelivery: @unchecked Sendable {
         self.metrics = metrics
     }
 
-    /// Creates the webhook dispatcher for `targets` (rule id → URL and secret); call before `start`.
+    /// The webhooks to deliver to (rule id → URL and secret); call before `start`.
     func attachWebhooks(settings: WebhookSettings, targets: [String: WebhookDispatcher.Target]) {
-        guard !targets.isEmpty else { return }
-        dispatcher = WebhookDispatcher(
-            settings: settings, targets: targets, logger: logger,
-            onAttempt: { [weak self] in self?.attempted($0) },
-            onDropped: { [weak self] in self?.droppedFromQueue($0) })
+        webhooks = targets.isEmpty ? nil : (settings, targets)
     }
 
     // MARK: Other threads
@@ -135,7 +135,14 @@ final class NotificationDelivery: @unchecked Sendable {
     /// Starts the delivery thread (and the webhook workers) publishing through `client`.
     func start(client: MQTTClient, databaseURL: String, retryS: Double) {
         self.client = client
-        dispatcher?.start()
+        if let webhooks {
+            let dispatcher = WebhookDispatcher(
+                settings: webhooks.settings, targets: webhooks.targets, logger: logger,
+                onAttempt: { [weak self] in self?.attempted($0) },
+                onDropped: { [weak self] in self?.droppedFromQueue($0) })
+            self.dispatcher = dispatcher
+            dispatcher.start()
+        }
         let t = Thread { [self] in loop(databaseURL: databaseURL, retryS: retryS) }
         t.name = "waymark-aggregator-notify"
         thread = t
@@ -144,7 +151,8 @@ final class NotificationDelivery: @unchecked Sendable {
 
     /// Stops after a last round: what the broker confirmed and the attempts made are recorded
     /// (for up to a few seconds); what is still undelivered stays so in the table for the next start.
-    /// Call from a plain thread (it waits for the webhook tasks to stop).
+    /// Call from a plain thread (it waits for the webhook tasks to stop and shuts the HTTP client
+    /// down). Every `start` must be followed by a `stop`.
     func stop() {
         lock.lock()
         stopping = true
