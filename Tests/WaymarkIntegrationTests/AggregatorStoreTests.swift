@@ -116,11 +116,7 @@ struct AggregatorStoreTests {
         // A restarted aggregator numbers on from what was committed, with the calibration restored.
         let restored = try store.load(conn)
         #expect(restored.state?.writeNumber == first.aggregatorState.writeNumber)
-        // Compared as saved: the reception model is kept beside the venue calibration, not inside
-        // it (CalibrationCheckpoint), so the live struct differs from any decoded one in a field
-        // that is never encoded; what was written must come back.
-        let written = try first.aggregatorState.calibration.map { try JSONEncoder().encode($0) }
-        let saved = try written.map { try JSONDecoder().decode(CalibrationCheckpoint.self, from: $0) }
-        #expect(saved != nil && restored.state?.calibration == saved)
+        #expect(restored.state?.calibration != nil)
+        #expect(restored.state?.calibration == first.aggregatorState.calibration)
     }
 }
