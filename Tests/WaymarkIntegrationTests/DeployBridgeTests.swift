@@ -185,7 +185,8 @@ final class PlainBroker: @unchecked Sendable {
     func start() throws {
         let before = log.components(separatedBy: "running").count
         child = try AggregatorChild.spawn([try #require(DeployEnvironment.tool("mosquitto")), "-c",
-                                           directory.appendingPathComponent("mosquitto.conf").path], output: "/dev/null")
+                                           directory.appendingPathComponent("mosquitto.conf").path], output: "/dev/null",
+                                   cleanSignals: true)
         for _ in 0..<200 {
             if log.components(separatedBy: "running").count > before { return }
             usleep(25_000)
@@ -203,10 +204,17 @@ final class PlainBroker: @unchecked Sendable {
         return false
     }
 
-    /// SIGTERM (Mosquitto saves its persistence file), then the files are removed unless asked not to.
+    /// SIGTERM (Mosquitto saves its persistence file; SIGKILL if it has not exited after 10 s), then
+    /// the files are removed unless asked not to.
     func stop(removing: Bool = true) {
         if let child, child.isRunning {
             child.signal(SIGTERM)
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while child.isRunning && Date() < deadline { usleep(20_000) }
+            if child.isRunning {
+                Issue.record("mosquitto did not stop on SIGTERM within 10 s; killed")
+                child.signal(SIGKILL)
+            }
             child.wait()
         }
         child = nil
