@@ -121,6 +121,8 @@ struct DeployBridgeTests {
         Thread.sleep(forTimeInterval: 3)
         try central.start()
         let status = sim.wait()
+        #expect(central.log.components(separatedBy: "running").count - 1 == 2, "the central broker was not restarted:\n\(central.log)")
+        #expect(siteBroker.log.contains("Connecting bridge"), "\(siteBroker.log)")
         let simOutput = (try? String(contentsOfFile: simLog, encoding: .utf8)) ?? ""
         #expect(status == 0, "waymark simulate --publish failed:\n\(simOutput)")
         #expect(run.stop())
