@@ -13,11 +13,11 @@ import WaymarkPostgres
 struct DeployBridgeTests {
     @Test("batches and retained status cross to the central broker, acks come back, the bridge account forges nothing")
     func bridgeCarriesBatchesStatusAndAcks() throws {
-        let central = try DeployBroker.start(brokerOptions: ["--bridge"])
+        let central = try DeployBroker.start(brokerOptions: ["--site-broker"])
         defer { central.stop() }
         let out = try DeployEnvironment.temporaryDirectory("deploy-bridge")
         defer { try? FileManager.default.removeItem(at: out) }
-        let bridgeUser = "bridge@\(DeployBroker.site)"
+        let bridgeUser = "sitebroker@\(DeployBroker.site)"
         let made = try DeployCommand.run(DeployEnvironment.script("deploy/mosquitto/make-bridge-config.sh"), [
             "--remote", "127.0.0.1:\(central.tlsPort)",
             "--cafile", central.certificates.appendingPathComponent("ca.crt").path,

@@ -53,7 +53,7 @@ final class DeployBroker: @unchecked Sendable {
         self.process = process
     }
 
-    /// `brokerOptions` go to make-broker-config.sh as well (e.g. `--bridge`); `extraConfiguration`
+    /// `brokerOptions` go to make-broker-config.sh as well (e.g. `--site-broker`); `extraConfiguration`
     /// files are copied into the broker's conf.d beside the generated waymark.conf (e.g. a bridge
     /// from make-bridge-config.sh).
     static func start(brokerOptions: [String] = [], extraConfiguration: [URL] = []) throws -> DeployBroker {

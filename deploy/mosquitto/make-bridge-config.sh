@@ -14,8 +14,8 @@
 #   in, with --outputs     P/devices/#, P/events, P/notifications  for consumers at the site
 #
 # The bridge's own connection state is published, retained, to P/bridge/state on both brokers
-# ("1" connected, "0" not). The central broker's account for the bridge (bridge@SITE) comes from
-# `make-broker-config.sh --bridge` run on the central broker; its password file is what
+# ("1" connected, "0" not). The central broker's account for the bridge (sitebroker@SITE) comes from
+# `make-broker-config.sh --site-broker` run on the central broker; its password file is what
 # --remote-password-file reads.
 #
 # Delivery: the bridge keeps a persistent session on the central broker (cleansession false, a
@@ -28,9 +28,9 @@
 #   --cafile FILE                CA certificate that signed the central broker's certificate; the
 #                                link is TLS unless --plain is given
 #   --plain                      no TLS on the link (a private network, or a test); not with --cafile
-#   --remote-user USER           account on the central broker (default bridge@SITE)
+#   --remote-user USER           account on the central broker (default sitebroker@SITE)
 #   --remote-password-file FILE  that account's password (from the central broker's
-#                                secrets/bridge@SITE); without it the bridge connects anonymously,
+#                                secrets/sitebroker@SITE); without it the bridge connects anonymously,
 #                                which a broker configured by make-broker-config.sh refuses
 #   --outputs                    also bring device state, events and notifications back to the site
 #   --prefix PREFIX              topic prefix instead of waymark/v1/<site>
@@ -102,7 +102,7 @@ PY
 prefix=${prefix_override:-waymark/v1/$site}
 name=${name:-waymark-$site}
 [[ $name =~ ^[A-Za-z0-9._-]{1,64}$ ]] || die "--name '$name' may only hold letters, digits, '-', '_' or '.'"
-remote_user=${remote_user:-bridge@$site}
+remote_user=${remote_user:-sitebroker@$site}
 
 umask 077
 mkdir -p "$outdir"

@@ -19,7 +19,7 @@
 #                  write P/events and P/notifications
 #   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events,
 #                  P/notifications and P/bridge/state
-#   bridge@S       only with --bridge: the site broker's Mosquitto bridge (make-bridge-config.sh)
+#   sitebroker@S   only with --site-broker: a site broker's Mosquitto bridge (make-bridge-config.sh)
 #                  on this central broker: write P/gateways/+/sightings and P/gateways/+/status
 #                  (on behalf of the site's gateways), read P/gateways/+/ack, read P/devices/#,
 #                  P/events and P/notifications (for its --outputs), write P/bridge/state
@@ -36,7 +36,7 @@
 #                       (default 1883); `none` leaves it out
 #   --max-queued N      messages queued per offline persistent session (default 10000)
 #   --prefix PREFIX     topic prefix instead of waymark/v1/<site> (only with a single site file)
-#   --bridge            also an account per site for a site broker's bridge (a central broker
+#   --site-broker       also an account per site for a site broker's bridge (a central broker
 #                       that sites' own brokers bridge into; see make-bridge-config.sh)
 #
 # Needs python3 with PyYAML (Debian: python3-yaml) and mosquitto_passwd (Debian: mosquitto).
@@ -54,7 +54,7 @@ keyfile=/etc/mosquitto/certs/server.key
 local_port=1883
 max_queued=10000
 prefix_override=""
-bridge=0
+site_broker=0
 args=()
 while (($#)); do
   case $1 in
@@ -67,7 +67,7 @@ while (($#)); do
     --local-port) local_port=${2:?--local-port needs a port or none}; shift 2 ;;
     --max-queued) max_queued=${2:?--max-queued needs a number}; shift 2 ;;
     --prefix) prefix_override=${2:?--prefix needs a topic prefix}; shift 2 ;;
-    --bridge) bridge=1; shift ;;
+    --site-broker) site_broker=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; args+=("$@"); break ;;
     -*) die "unknown option '$1'; see --help" ;;
@@ -176,9 +176,9 @@ for file in "${sites[@]}"; do
     printf 'topic read %s/bridge/state\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     accounts=$((accounts + 2))
-    if ((bridge)); then
-      user="bridge@$site"
-      printf '\n# bridge: the site broker'"'"'s Mosquitto bridge carries the gateways'"'"' batches and status in and\n'
+    if ((site_broker)); then
+      user="sitebroker@$site"
+      printf '\n# sitebroker: the site broker'"'"'s Mosquitto bridge carries the gateways'"'"' batches and status in and\n'
       printf '# the acks (and, with its --outputs, the aggregator'"'"'s outputs) back; it reports its link state\n'
       printf 'user %s\n' "$user"
       printf 'topic write %s/gateways/+/sightings\n' "$prefix"
