@@ -13,7 +13,8 @@ settings=durable
 if [[ ${1:-} == --fast-postgres ]]; then settings=fast; shift; fi
 name=${1:?usage: scripts/bench.sh [--fast-postgres] NAME [ARGS...] (NAME: swift run -c release waymark-bench --help)}
 shift
-swift build -c release --product waymark-bench >/dev/null
+# Quietly; on failure again, to show the errors.
+swift build -c release --product waymark-bench >/dev/null 2>&1 || swift build -c release --product waymark-bench
 case $name in
   aggregator|reports)
     source scripts/services.sh
