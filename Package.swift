@@ -3,7 +3,8 @@
 // Waymark: multi-gateway passive tracking of Bluetooth LE beacons.
 //
 // The target graph mirrors the architecture (see README.md, "Architecture"):
-//   pure core    WaymarkJSON, WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation
+//   pure core    WaymarkJSON, WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation,
+//                WaymarkPrivacy (pseudonyms), WaymarkBridge (foreign receivers), WaymarkHomeAssistant
 //   C bindings   CBlueZ, CMosquitto, CLibPQ  (one .systemLibrary each)
 //   C wrappers   WaymarkBluetooth, WaymarkMQTT, WaymarkPostgres
 //   services     WaymarkEdge, WaymarkAggregator, WaymarkReports, WaymarkConfig
@@ -38,6 +39,18 @@ let package = Package(
         .target(name: "WaymarkAdvertising", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
         .target(name: "WaymarkFusion", dependencies: ["WaymarkCore"], swiftSettings: strict),
         .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkFusion", "WaymarkJSON"], swiftSettings: strict),
+        // The keyed-hash pseudonyms of DESIGN.md §3, shared by waymark-edge and waymark bridge.
+        .target(
+            name: "WaymarkPrivacy",
+            dependencies: ["WaymarkCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+        // ESPresense and Theengs/OpenMQTTGateway messages → edge batches (waymark bridge).
+        .target(
+            name: "WaymarkBridge",
+            dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkJSON", "WaymarkPrivacy"],
+            swiftSettings: strict),
+        // Device states → Home Assistant MQTT discovery and states (waymark homeassistant).
+        .target(name: "WaymarkHomeAssistant", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
 
         // MARK: C libraries, each behind one Swift wrapper module
         .systemLibrary(
@@ -72,8 +85,7 @@ let package = Package(
             name: "WaymarkEdge",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
-                "WaymarkService", "WaymarkJSON",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "WaymarkService", "WaymarkJSON", "WaymarkPrivacy",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -100,7 +112,10 @@ let package = Package(
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
                 "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON",
+                "WaymarkBridge", "WaymarkHomeAssistant", "WaymarkService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -136,6 +151,9 @@ let package = Package(
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
         .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig", "WaymarkJSON"]),
         .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
+        .testTarget(name: "WaymarkPrivacyTests", dependencies: ["WaymarkPrivacy"]),
+        .testTarget(name: "WaymarkBridgeTests", dependencies: ["WaymarkBridge", "WaymarkConfig", "WaymarkPrivacy"]),
+        .testTarget(name: "WaymarkHomeAssistantTests", dependencies: ["WaymarkHomeAssistant", "WaymarkConfig", "WaymarkJSON"]),
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
         .testTarget(
             name: "WaymarkAggregatorTests",

@@ -12,6 +12,8 @@ public struct Site: Sendable {
     public let simulation: SimulationSettings
     /// What `waymark site calibrate --write` measured (the `calibration:` section).
     public let calibration: SiteCalibration
+    /// Receivers of other projects that `waymark bridge` feeds in as gateways (`foreign_gateways:`).
+    public let foreignGateways: [ForeignGateway]
     public let graph: BeaconGraph
 
     private let gatewayIndexByID: [String: Int]
@@ -21,8 +23,9 @@ public struct Site: Sendable {
 
     init(id: String, gateways: [Gateway], regions: [Region], edges: [RegionEdge],
          tracking: TrackingRules, fusion: FusionParameters, simulation: SimulationSettings = .init(),
-         calibration: SiteCalibration = .init()) {
+         calibration: SiteCalibration = .init(), foreignGateways: [ForeignGateway] = []) {
         self.calibration = calibration
+        self.foreignGateways = foreignGateways
         self.id = id
         self.gateways = gateways
         self.regions = regions

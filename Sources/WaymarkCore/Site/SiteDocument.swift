@@ -9,6 +9,7 @@ public struct SiteDocument: Decodable, Sendable {
     public var fusion: FusionParameters?
     public var simulation: SimulationEntry?
     public var calibration: CalibrationEntry?
+    public var foreignGateways: [ForeignGatewayEntry]?
 
     /// `simulation: { radio: ideal | indoor | harsh, walls: true | false }`.
     public struct SimulationEntry: Decodable, Sendable {
@@ -109,6 +110,7 @@ public struct SiteDocument: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case site, gateways, regions, edges, tracking, fusion, simulation, calibration
+        case foreignGateways = "foreign_gateways"
     }
 
     /// Allowed keys per mapping in the file, for the loader's unknown-key check. The key of the
@@ -124,5 +126,6 @@ public struct SiteDocument: Decodable, Sendable {
         "fusion": FusionParameters.keys,
         "simulation": SimulationEntry.CodingKeys.allCases.map(\.rawValue),
         "calibration": CalibrationEntry.CodingKeys.allCases.map(\.rawValue),
+        "foreign_gateways[]": ForeignGatewayEntry.CodingKeys.allCases.map(\.rawValue),
     ]
 }

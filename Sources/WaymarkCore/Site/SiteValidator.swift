@@ -156,8 +156,11 @@ public enum SiteValidator {
         let (calibration, calibrationProblems) = Self.calibration(doc.calibration, gateways: Set(gateways.map(\.id)))
         for (path, message) in calibrationProblems { error(path, message) }
 
+        // receivers of other projects (waymark bridge)
+        let foreign = Self.foreignGateways(doc.foreignGateways ?? [], gateways: gateways, error: error, warning: warning)
+
         let site = Site(id: siteID, gateways: gateways, regions: regions, edges: edges, tracking: tracking, fusion: fusion,
-                        simulation: simulation, calibration: calibration)
+                        simulation: simulation, calibration: calibration, foreignGateways: foreign)
 
         // graph connectivity (a warning: a venue may have separate wings on purpose)
         if !regions.isEmpty && diags.allSatisfy({ $0.severity != .error }) {
