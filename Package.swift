@@ -4,7 +4,8 @@
 //
 // The target graph mirrors the architecture (see README.md, "Architecture"):
 //   pure core    WaymarkJSON, WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation,
-//                WaymarkPrivacy (pseudonyms), WaymarkBridge (foreign receivers), WaymarkHomeAssistant
+//                WaymarkPrivacy (pseudonyms), WaymarkBridge (foreign receivers), WaymarkHomeAssistant,
+//                WaymarkNotify (notification rules over the engine's output)
 //   C bindings   CBlueZ, CMosquitto, CLibPQ  (one .systemLibrary each)
 //   C wrappers   WaymarkBluetooth, WaymarkMQTT, WaymarkPostgres
 //   services     WaymarkEdge, WaymarkAggregator, WaymarkReports, WaymarkConfig
@@ -28,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
@@ -51,6 +54,12 @@ let package = Package(
             swiftSettings: strict),
         // Device states → Home Assistant MQTT discovery and states (waymark homeassistant).
         .target(name: "WaymarkHomeAssistant", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
+        // Notification rules evaluated over the engine's outputs: one pure evaluator for the
+        // aggregator and `waymark replay`. swift-crypto only for the SHA-256 of notification ids.
+        .target(
+            name: "WaymarkNotify",
+            dependencies: ["WaymarkCore", "WaymarkFusion", "WaymarkJSON", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
 
         // MARK: C libraries, each behind one Swift wrapper module
         .systemLibrary(
@@ -93,8 +102,12 @@ let package = Package(
             name: "WaymarkAggregator",
             dependencies: [
                 "WaymarkCore", "WaymarkFusion", "WaymarkConfig", "WaymarkMQTT", "WaymarkPostgres",
-                "WaymarkService", "WaymarkJSON",
+                "WaymarkService", "WaymarkJSON", "WaymarkNotify",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict),
         .target(
@@ -111,7 +124,7 @@ let package = Package(
             name: "waymark",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
-                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON",
+                "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON", "WaymarkNotify",
                 "WaymarkBridge", "WaymarkHomeAssistant", "WaymarkService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -149,6 +162,7 @@ let package = Package(
         .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising", "WaymarkJSON"]),
         .testTarget(name: "WaymarkFusionTests", dependencies: ["WaymarkFusion", "WaymarkConfig"]),
+        .testTarget(name: "WaymarkNotifyTests", dependencies: ["WaymarkNotify", "WaymarkFusion", "WaymarkConfig"]),
         .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig", "WaymarkJSON"]),
         .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
         .testTarget(name: "WaymarkPrivacyTests", dependencies: ["WaymarkPrivacy"]),
@@ -158,9 +172,14 @@ let package = Package(
         .testTarget(
             name: "WaymarkAggregatorTests",
             dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService", "WaymarkSimulation", "WaymarkConfig",
-                           "JSONFuzzSupport"]),
+                           "WaymarkNotify", "JSONFuzzSupport"]),
         .testTarget(
             name: "WaymarkIntegrationTests",
-            dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres"]),
+            dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres",
+                           "WaymarkNotify", "WaymarkConfig",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           // The local webhook receiver of the notification delivery test.
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")]),
     ]
 )

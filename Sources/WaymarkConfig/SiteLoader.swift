@@ -52,6 +52,10 @@ public enum SiteLoader {
         } catch {
             throw SiteError(diags + error.diagnostics)
         }
+        // WaymarkCore has no Foundation: the time zone database is consulted here.
+        if TimeZone(identifier: validated.site.timeZone) == nil {
+            diags.append(.init(.error, "timezone", "unknown time zone '\(validated.site.timeZone)'; write an IANA name such as Europe/Paris, America/New_York or UTC (the list: /usr/share/zoneinfo, package tzdata)", file: file))
+        }
         if diags.contains(where: { $0.severity == .error }) { throw SiteError(diags + validated.warnings) }
         return (validated.site, diags + validated.warnings)
     }

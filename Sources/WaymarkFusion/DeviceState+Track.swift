@@ -35,23 +35,23 @@ extension DeviceState {
         tracker.reserve(lag: ctx.tracker.lag)
         tracker.close(likelihood: likelihood, prior: prior)
         // Only a second the model explains well teaches: the tracker is sure of the region, the
-        // device's level is within two spreads of the venue's and the typical reading within two
-        // sigmas of the model (not a device heard mostly by gateways far outside its set).
+        // device's level is within two spreads of the venue's (once the venue's level is known:
+        // `VenueCalibration.levelGateDB`) and the typical reading within two sigmas of the model
+        // (not a device heard mostly by gateways far outside its set).
         if ctx.parameters.selfCalibration, let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
-           abs(shifts[k]) <= 2 * EvidenceModel.deviceSpreadDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
+           abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
             calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
                               measuredPower: power, tables: ctx.tracker)
         }
-        // The reception curve learns from seconds whose region was certain *before* their own
+        // The reception model learns from seconds whose region was certain *before* their own
         // readings (the prediction): judged after them, the seconds in which a near gateway was
         // silent would be the less certain ones and drop out, and every gateway would look more
-        // reliable than it is.
-        // Once every gateway has a few hundred opportunities behind it, one second in four keeps
-        // it current at a quarter of the cost. The second is chosen by a hash of its first
+        // reliable than it is. Once every gateway has a few hundred opportunities behind it, one
+        // second in four keeps it current at a quarter of the cost, chosen by a hash of its first
         // reading, not of its time: no device's rhythm is left out, and the same readings shifted
         // in time (a replay, a second run) teach the same seconds.
         if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(prior), p >= VenueCalibration.minConfidence,
-           abs(shifts[k]) <= 2 * EvidenceModel.deviceSpreadDB,
+           abs(shifts[k]) <= calibration.levelGateDB,
            !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
             let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
             learnReception(region: slots[k].region, level: level, at: closedAt, ctx, health, &calibration)
@@ -188,12 +188,14 @@ extension DeviceState {
            zip(ctx.monitoredSets[Int(center)], slots).allSatisfy({ $0 == $1.region }) {
             let topo = ctx.tracker.topology[Int(center)]
             return gap <= 1 ? topo.oneSecond
-                : ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m)
+                : ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m,
+                                            unlinked: topo.unlinked)
         }
         // The slots are not a site's monitored set (restored from another site version): build it.
         let set = slots.map(\.region)
         let topo = SetTopology.build(site: ctx.site, sets: [set], motion: ctx.tracker.motion)[0]
-        return ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m)
+        return ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m,
+                                         unlinked: topo.unlinked)
     }
 
     /// Publishes the live region when it changed or its probability moved by 0.1 or more: the

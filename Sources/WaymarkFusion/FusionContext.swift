@@ -40,13 +40,29 @@ final class FusionContext: Sendable {
         gatewayOffset = site.gateways.map { $0.rssiOffsetDB + (site.calibration.gatewayOffsetsDB[$0.id] ?? 0) }
         gatewayRegions = site.regionsByGateway.map { $0.map(Int32.init) }
         graph = site.graph
-        monitoredSets = site.regions.indices.map { r in
-            site.graph.nearest(to: r, limit: p.monitoredSetSize).map { Int32($0.region) }
-        }
+        monitoredSets = site.regions.indices.map { r in Self.monitoredSet(of: r, site: site, size: p.monitoredSetSize) }
         tracker = TrackerTables(site: site, parameters: p, monitoredSets: monitoredSets)
     }
 
     func isAdjacent(_ a: Int32, _ b: Int32) -> Bool { graph.areAdjacent(Int(a), Int(b)) }
+
+    /// Region `r` and its nearest regions by shortest-path length in the beacon graph, `size` in
+    /// all. When the graph is split (`waymark site check` warns) and `r`'s part holds fewer than
+    /// `size` regions, the set is filled with the other parts' regions of `r`'s floor by
+    /// straight-line distance: an edge the operator left out should make tracking worse, not
+    /// impossible (the tracker moves between unlinked regions only as walking allows,
+    /// `MotionModel.unlinkedWeight`).
+    static func monitoredSet(of r: Int, site: Site, size: Int) -> [Int32] {
+        var set = site.graph.nearest(to: r, limit: size).map { Int32($0.region) }
+        guard set.count < size else { return set }
+        let here = site.regions[r]
+        let linked = Set(set)
+        let others = site.regions.indices
+            .filter { !linked.contains(Int32($0)) && site.regions[$0].floor == here.floor }
+            .sorted { (here.position.distance(to: site.regions[$0].position), $0) < (here.position.distance(to: site.regions[$1].position), $1) }
+        set += others.prefix(size - set.count).map(Int32.init)
+        return set
+    }
 
     /// The path-loss model with the venue's calibrated exponent.
     @inline(__always)

@@ -3,6 +3,7 @@ import Testing
 import WaymarkConfig
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 import WaymarkSimulation
 @testable import WaymarkAggregator
 
@@ -17,6 +18,7 @@ import WaymarkSimulation
         let stream = try RestartRig.museumStream()
         let base = try RestartRig.run(stream, faults: [])
         #expect(base.visits.count > 30 && base.events.count > 300 && base.transitions.count > 10)
+        #expect(base.notifications.count >= 30, "the museum's rules greet every device: \(base.notifications.count)")
         for kill in [false, true] {
             let stops = stride(from: 40.0, to: 280, by: 40).map { RestartRig.Fault(at: $0, kill: kill, downtime: 1.5, idle: true) }
             let stopped = try RestartRig.run(stream, faults: stops)
@@ -66,6 +68,9 @@ struct RestartRig {
         var visits: [FusionOutput.Visit: Int] = [:]
         var transitions: [FusionOutput.Transition: Int] = [:]
         var journeys: [FusionOutput.Journey: Int] = [:]
+        /// Notification rows inserted, by id (the table's insert is idempotent on the id; here
+        /// every insert is counted, so a notification sent again after a restart shows as 2).
+        var notifications: [String: Int] = [:]
         var batchesStored = 0
         var restarts = 0
         var published = 0
@@ -125,6 +130,7 @@ struct RestartRig {
         var core = makeCore(site)
         // The database.
         var checkpoints: [DeviceID: (ordinal: Int, bytes: [UInt8])] = [:]
+        var notifierStates: [DeviceID: Data] = [:]
         var marks: [ProgressTracker.Key: UInt64] = [:]
         var state: Data?
         var statuses: [String: (at: Double, summary: StatusSummary)] = [:]  // gateway_status, latest per gateway
@@ -146,6 +152,8 @@ struct RestartRig {
             for v in w.visits { out.visits[v, default: 0] += 1 }
             for t in w.transitions { out.transitions[t, default: 0] += 1 }
             for j in w.journeys { out.journeys[j, default: 0] += 1 }
+            for n in w.notifications { out.notifications[n.id, default: 0] += 1 }
+            for s in w.notifierStates { notifierStates[s.device] = try JSONEncoder().encode(s.state) }
             out.batchesStored += w.ingest.values.reduce(0) { $0 + $1.batches }
             for cp in w.checkpoints { checkpoints[cp.device] = (cp.ordinal, try CompactBinaryEncoder().encode(cp)) }
             for (k, v) in w.progress { marks[k] = max(marks[k] ?? 0, v) }
@@ -176,7 +184,8 @@ struct RestartRig {
             let ordered = checkpoints.values.sorted { $0.ordinal < $1.ordinal }
             c.restore(devices: try ordered.map { try decoder.decode(DeviceCheckpoint.self, from: $0.bytes) },
                       progress: marks, state: try state.map { try JSONDecoder().decode(AggregatorCheckpoint.self, from: $0) },
-                      statuses: statuses.mapValues(\.summary))
+                      statuses: statuses.mapValues(\.summary),
+                      notifierStates: try notifierStates.map { NotifierCheckpoint(device: $0.key, state: try JSONDecoder().decode(NotifierDeviceState.self, from: $0.value)) })
             return c
         }
 
@@ -258,7 +267,10 @@ struct RestartRig {
         let tables: [(String, Double)] = [
             ("region events", agreement(run.events, base.events)), ("visits", agreement(run.visits, base.visits)),
             ("transitions", agreement(run.transitions, base.transitions)), ("journeys", agreement(run.journeys, base.journeys)),
+            ("notifications", agreement(run.notifications, base.notifications)),
         ]
+        let repeated = run.notifications.filter { $0.value > 1 }
+        #expect(repeated.isEmpty, "notifications stored more than once: \(repeated)", sourceLocation: sourceLocation)
         for (name, share) in tables {
             #expect(share >= minimum, "\(name): \(String(format: "%.4f", share)) of the rows agree with the uninterrupted run",
                     sourceLocation: sourceLocation)

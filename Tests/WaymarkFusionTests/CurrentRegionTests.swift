@@ -123,3 +123,29 @@ import WaymarkCore
         #expect(d.engine.counters.outliers > 0)
     }
 }
+
+/// A site whose beacon graph is split (an edge left out: `waymark site check` warns).
+@Suite struct SplitGraphTests {
+    @Test func aDeviceIsStillTrackedBetweenRegionsTheGraphDoesNotLink() throws {
+        // Two regions 8 m apart with no edge between them; the device stands by g0, walks to g1 in
+        // 20 s and stands there.
+        let site = try Venue.site(gateways: [("g0", 0, 0), ("g1", 8, 0)], regions: [("r0", ["g0"]), ("r1", ["g1"])],
+                                  edges: [], radius: 3, fusion: "")
+        var d = Driver(site)
+        let start = d.now
+        d.run(for: 180) { d in
+            d.heartbeat()
+            let s = d.now - start
+            let x = s < 60 ? 0 : min(8, (s - 60) * 0.4)
+            d.hear("g0", rssi: rssi(atDistance: max(0.5, x)))
+            d.hear("g1", rssi: rssi(atDistance: max(0.5, 8 - x)))
+        }
+        #expect(d.locations.compactMap(\.region) == ["r0", "r1"], "\(d.locations)")
+        // The move is dated near the middle of the walk (60 s + 10 s), not when the device was last
+        // heard by g0 alone or by re-acquisition much later.
+        let moved = try #require(d.locations.last).t - start
+        #expect(moved > 62 && moved < 80, "moved at +\(moved) s")
+        // No path to record between them.
+        #expect(d.visits.allSatisfy { !$0.inferred })
+    }
+}

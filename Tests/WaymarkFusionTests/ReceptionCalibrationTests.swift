@@ -6,12 +6,13 @@ import WaymarkCore
 /// The learned reception model (`ReceptionCalibration`): what a silent gateway says.
 @Suite struct ReceptionCalibrationTests {
     @Test func beforeAnyDataItIsTheDefaultCurve() {
-        let r = ReceptionCalibration(gatewayCount: 2), m = EvidenceModel()
+        let r = ReceptionCalibration(gatewayCount: 2)
         for mu: Float in [-96, -92, -88, -60] {
-            // At a bin centre the learned table and the model's default curve agree.
-            let p = ReceptionCalibration.priorReliability * ReceptionCalibration.priorSensitivity(mu)
+            // At a bin centre the table and the model's default curve agree:
+            // maxDetection / (1 + exp(−(μ − mid) / width)).
+            let p = EvidenceModel.maxDetection / (1 + expf(-(mu - EvidenceModel.detectionMidDBm) / EvidenceModel.detectionWidthDB))
             #expect(abs(r.rate(gateway: 1, at: mu) - p) < 0.01, "\(mu)")
-            #expect(abs(log(1 - r.rate(gateway: 0, at: mu)) - m.missLog(mu)) < 0.03, "\(mu)")
+            #expect(abs(r.rate(gateway: 0, at: mu) - p) < 0.01, "\(mu)")
         }
     }
 
@@ -171,5 +172,28 @@ import WaymarkCore
         let lb = b.locations.map { "\($0.t - 1_000 - shift) \($0.region ?? "-")" }
         #expect(la.count > 10)
         #expect(la == lb)
+    }
+}
+
+/// A venue whose receivers and tags read far above the configured measured power still calibrates.
+@Suite struct VenueLevelTests {
+    @Test func aVenueReading25dBHotterThanConfiguredIsLearned() throws {
+        var rng = SeededRandom(seed: 3)
+        var d = Driver(try Venue.line(3, spacing: 10, radius: 3))
+        let start = d.now
+        // Walks r0 → r2 and back every 240 s; every reading 25 dB above the default model's.
+        d.run(for: 1200) { d in
+            d.heartbeat()
+            let phase = (d.now - start).truncatingRemainder(dividingBy: 240)
+            let x = phase < 120 ? phase / 6 : (240 - phase) / 6
+            for g in 0..<3 {
+                d.hear("g\(g)", rssi: min(-1, rssi(atDistance: max(0.5, abs(Double(g) * 10 - x))) + 25 + rng.gaussian(sigma: 3)))
+            }
+        }
+        let correction = d.engine.calibration.powerCorrectionDB
+        #expect(correction > 20 && correction <= 30, "learned \(correction) dB")
+        // Late in the run the device's recorded path still follows it along the line.
+        let late = d.locations.filter { $0.t > start + 720 }.compactMap(\.region)
+        #expect(late.contains("r0") && late.contains("r1") && late.contains("r2"), "\(late)")
     }
 }

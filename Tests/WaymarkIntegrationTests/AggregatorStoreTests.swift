@@ -116,6 +116,7 @@ struct AggregatorStoreTests {
         // A restarted aggregator numbers on from what was committed, with the calibration restored.
         let restored = try store.load(conn)
         #expect(restored.state?.writeNumber == first.aggregatorState.writeNumber)
+        #expect(restored.state?.calibration != nil)
         #expect(restored.state?.calibration == first.aggregatorState.calibration)
     }
 }

@@ -40,6 +40,9 @@ struct DemoTests {
         #expect(output.contains("== Accuracy of what the aggregator stored"))
         #expect(output.contains("visit recall") && output.contains("current region, exact"), "no accuracy figures:\n\(output)")
         #expect(FileManager.default.fileExists(atPath: work + "/run/map.svg"))
+        // The example museum's rules: every device is welcomed once, and the demo says so.
+        #expect(output.contains("== Notifications sent by the site's rules"), "\(output)")
+        #expect(output.contains("welcome (enter): 10 sent to 10 devices"), "\(output)")
 
         // Every visit the report counted came from the pipeline: the database holds visits.
         let db = try database.connect()

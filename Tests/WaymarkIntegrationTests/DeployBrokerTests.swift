@@ -86,11 +86,11 @@ struct DeployBrokerTests {
         let snoopTopics = [
             "\(p)/gateways/gw-a/ack",  // its own: allowed
             "\(p)/gateways/gw-b/ack", "\(p)/gateways/+/ack", "\(p)/gateways/+/sightings", "\(p)/gateways/+/status",
-            "\(p)/devices/#", "\(p)/events", "\(p)/#", "#",
+            "\(p)/devices/#", "\(p)/events", "\(p)/notifications", "\(p)/#", "#",
         ]
         try broker.openSession(broker.connection(a), clientID: "gw-a", topics: snoopTopics)
         try broker.openSession(broker.connection(b), clientID: "gw-b", topics: ["\(p)/gateways/gw-b/ack"])
-        let readerTopics = ["\(p)/devices/#", "\(p)/events", "\(p)/gateways/#"]
+        let readerTopics = ["\(p)/devices/#", "\(p)/events", "\(p)/notifications", "\(p)/gateways/#"]
         try broker.openSession(broker.connection(reader), clientID: "app", topics: readerTopics)
 
         let asB = try broker.connection(b), asAggregator = try broker.connection(aggregator)
@@ -99,6 +99,8 @@ struct DeployBrokerTests {
         try broker.publish(asAggregator, topic: "\(p)/gateways/gw-b/ack", "ack-for-b")
         try broker.publish(asAggregator, topic: "\(p)/devices/mac:aa-bb-cc-dd-ee-ff/state", "device-state")
         try broker.publish(asAggregator, topic: "\(p)/events", "device-event")
+        try broker.publish(asAggregator, topic: "\(p)/notifications", "hello")
+        try broker.publish(asAggregator, topic: "\(p)/devices/mac:aa-bb-cc-dd-ee-ff/notifications", "device-hello")
         try broker.publish(asAggregator, topic: "\(p)/gateways/gw-a/ack", "ack-for-a")
 
         // gw-a subscribed to everything, and got exactly its own ack (once per matching subscription
@@ -108,9 +110,10 @@ struct DeployBrokerTests {
         #expect(Set(snooped) == ["\(p)/gateways/gw-a/ack ack-for-a"])
         // The aggregator's ack reached gw-b, and only gw-b's ack did.
         #expect(try broker.collect(asB, clientID: "gw-b", topics: ["\(p)/gateways/gw-b/ack"]) == ["\(p)/gateways/gw-b/ack ack-for-b"])
-        // The reader gets device state and events, never the gateways' traffic.
+        // The reader gets device state, events and notifications, never the gateways' traffic.
         let app = try broker.collect(broker.connection(reader), clientID: "app", topics: readerTopics)
-        #expect(app == ["\(p)/devices/mac:aa-bb-cc-dd-ee-ff/state device-state", "\(p)/events device-event"])
+        #expect(app == ["\(p)/devices/mac:aa-bb-cc-dd-ee-ff/state device-state", "\(p)/events device-event",
+                        "\(p)/notifications hello", "\(p)/devices/mac:aa-bb-cc-dd-ee-ff/notifications device-hello"])
     }
 
     @Test("the TLS listener accepts clients that verify the server with the site CA and log in")

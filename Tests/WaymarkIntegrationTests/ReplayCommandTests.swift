@@ -36,7 +36,8 @@ struct ReplayCommandTests {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         let types = Set(records.compactMap { $0["type"] as? String })
-        #expect(types.isSubset(of: ["state", "location", "live", "visit", "monitored", "journey"]), "\(types)")
+        // The example museum has notification rules (docs/notifications.md): their lines too.
+        #expect(types.isSubset(of: ["state", "location", "live", "visit", "monitored", "journey", "notification"]), "\(types)")
         #expect(types.isSuperset(of: ["state", "location", "live", "visit", "journey"]), "\(types)")
         #expect(records.allSatisfy { ($0["t"] as? Double).map { $0 > 1.7e9 } ?? false })
         #expect(Set(records.compactMap { $0["device"] as? String }).count == 6)

@@ -15,8 +15,10 @@
 #   gw.G@S         one per gateway G: write P/gateways/G/sightings and P/gateways/G/status (also
 #                  its last will), read P/gateways/G/ack; nothing else
 #   aggregator@S   read P/gateways/+/sightings and P/gateways/+/status, write P/gateways/+/ack,
-#                  read and write P/devices/#, write P/events
-#   reader@S       read-only consumer for apps and dashboards: read P/devices/# and P/events
+#                  read and write P/devices/# (state, monitored sets, per-device notifications),
+#                  write P/events and P/notifications
+#   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events and
+#                  P/notifications
 #
 # Options:
 #   --config-dir DIR    where Mosquitto will find passwd and acl (default /etc/mosquitto/waymark;
@@ -148,19 +150,21 @@ for file in "${sites[@]}"; do
       accounts=$((accounts + 1))
     done
     user="aggregator@$site"
-    printf '\n# aggregator: every gateway'"'"'s batches and status in, acks and device state and events out\n'
+    printf '\n# aggregator: every gateway'"'"'s batches and status in, acks, device state, events and notifications out\n'
     printf 'user %s\n' "$user"
     printf 'topic read %s/gateways/+/sightings\n' "$prefix"
     printf 'topic read %s/gateways/+/status\n' "$prefix"
     printf 'topic write %s/gateways/+/ack\n' "$prefix"
     printf 'topic readwrite %s/devices/#\n' "$prefix"
     printf 'topic write %s/events\n' "$prefix"
+    printf 'topic write %s/notifications\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     user="reader@$site"
     printf '\n# reader: read-only consumer for phone apps and dashboards\n'
     printf 'user %s\n' "$user"
     printf 'topic read %s/devices/#\n' "$prefix"
     printf 'topic read %s/events\n' "$prefix"
+    printf 'topic read %s/notifications\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     accounts=$((accounts + 2))
   } >> "$acl"

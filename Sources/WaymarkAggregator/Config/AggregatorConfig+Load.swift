@@ -55,6 +55,8 @@ extension AggregatorConfig {
         c.publishIntervalMS = try layers.int("publish.interval_ms", default: c.publishIntervalMS)
         try check((10...60_000).contains(c.publishIntervalMS), "publish.interval_ms", "must be 10 … 60000 ms")
 
+        c.webhooks = try WebhookSettings.load(layers, check: check)
+
         c.metricsHost = layers.string("metrics.host", default: c.metricsHost)
         c.metricsPort = try layers.int("metrics.port", default: c.metricsPort)
         try check((0...65535).contains(c.metricsPort), "metrics.port", "must be 0 (off) … 65535")

@@ -63,6 +63,9 @@ public struct AggregatorConfig: Sendable {
     /// `publish.interval_ms`: device state and monitored sets are published at most this often per device.
     public var publishIntervalMS = 1000
 
+    /// `webhooks.*`: delivery of notifications to the rules' webhooks (docs/notifications.md).
+    public var webhooks = WebhookSettings()
+
     /// `metrics.host`, `metrics.port` (0 = off).
     public var metricsHost = "127.0.0.1"
     public var metricsPort = 9466
@@ -81,10 +84,11 @@ public struct AggregatorConfig: Sendable {
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
         "raw_sightings.enabled", "raw_sightings.retention_days",
         "publish.interval_ms",
+    ] + WebhookSettings.keys + [
         "metrics.host", "metrics.port", "log.level", "log.reject_interval_s",
     ]
     /// Keys never printed.
-    public static let secretKeys: Set<String> = MQTTSettings.secretKeys.union(["database.password"])
+    public static let secretKeys: Set<String> = MQTTSettings.secretKeys.union(["database.password", "webhooks.secret"])
 
     /// The MQTT connection (credentials and TLS applied).
     public func connection() throws(MQTTError) -> MQTTConnection { try mqtt.connection() }

@@ -1,5 +1,6 @@
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 
 extension AggregatorCore {
     /// Feeds one accepted batch to the engine through `EngineFeed` (as `waymark replay --batches`
@@ -36,13 +37,21 @@ extension AggregatorCore {
         pending.ingest[.init(gateway: gatewayID, hour: Self.hour(receivedAt))] = ingest
         pending.sightingCount += batch.sightings.count
         route()
+        // Dwell timers and delayed goodbyes follow the engine's clock, at the same points as in
+        // `waymark replay` (after each engine call).
+        if notifier.isActive && feed.nextTick.isFinite {
+            notifier.advance(to: feed.nextTick - 1, into: &pending.notifications)
+        }
     }
 
-    /// Sorts the engine's outputs into rows to write and messages to publish.
+    /// Sorts the engine's outputs into rows to write and messages to publish, and lets the
+    /// notification rules see each (their notifications are written, then delivered after the commit).
     mutating func route() {
         guard !outputs.isEmpty else { return }
+        let notify = notifier.isActive
         for o in outputs {
             changedDevices.insert(o.device)
+            if notify { notifier.observe(o, into: &pending.notifications) }
             switch o {
             case .state(let s):
                 let kind = switch s.state { case .inside: "enter"; case .outside: "exit"; case .unknown: "unknown" }

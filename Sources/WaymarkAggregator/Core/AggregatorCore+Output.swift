@@ -1,5 +1,6 @@
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 
 extension AggregatorCore {
     /// Rows, checkpoints and high-water marks accumulated since the last call, as one write.
@@ -17,6 +18,7 @@ extension AggregatorCore {
             if let cp = engine.checkpoint(device: device) { batch.checkpoints.append(cp) }
         }
         changedDevices.removeAll(keepingCapacity: true)
+        if notifier.isActive { batch.notifierStates = notifier.takeChanged() }
         guard !batch.isEmpty else { return nil }
         writeNumber += 1
         batch.aggregatorState = checkpointState()
@@ -67,8 +69,10 @@ extension AggregatorCore {
     /// Restores what a previous run committed: device checkpoints, high-water marks and the
     /// site-wide state. Call before the first message.
     public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
-                                 state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:], now: Double? = nil) {
+                                 state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:], now: Double? = nil,
+                                 notifierStates: [NotifierCheckpoint] = []) {
         for cp in devices { _ = engine.restore(cp) }
+        notifier.restore(notifierStates)
         lastStatus = statuses
         progress.restore(marks)
         if let state {

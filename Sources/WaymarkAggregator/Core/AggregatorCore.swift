@@ -1,6 +1,7 @@
 import Foundation
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 
 /// The aggregator's logic without I/O: takes MQTT messages with their receive time, validates,
 /// de-duplicates and clock-checks them, runs the fusion engine, and accumulates what must be
@@ -38,6 +39,8 @@ public struct AggregatorCore: Sendable {
     public let topics: Topics
     public let settings: Settings
     public internal(set) var engine: FusionEngine
+    /// The site's notification rules over the engine's outputs (the same evaluator as `waymark replay`).
+    public internal(set) var notifier: Notifier
     public internal(set) var progress = ProgressTracker()
     var decoder = BatchDecoder()
     var clocks: [String: ClockSanity] = [:]
@@ -79,6 +82,7 @@ public struct AggregatorCore: Sendable {
         self.topics = topics
         self.settings = settings
         self.engine = FusionEngine(site: site)
+        self.notifier = Notifier(site: site)
         entranceRegionsByGateway = site.regionsByGateway.map { indices in
             indices.filter { site.regions[$0].isEntrance }.map { site.regions[$0].id }
         }

@@ -11,6 +11,17 @@ extension WriteBatch {
         journeys += later.journeys
         transitions += later.transitions
         events += later.events
+        notifications += later.notifications
+        if !later.notifierStates.isEmpty {
+            var latest: [DeviceID: Int] = [:]
+            for (i, s) in notifierStates.enumerated() { latest[s.device] = i }
+            for s in later.notifierStates {
+                if let i = latest[s.device] { notifierStates[i] = s } else {
+                    latest[s.device] = notifierStates.count
+                    notifierStates.append(s)
+                }
+            }
+        }
         for (device, seen) in later.devices {
             if let mine = devices[device] {
                 devices[device] = (min(mine.first, seen.first), max(mine.last, seen.last))

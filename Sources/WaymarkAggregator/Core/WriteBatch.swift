@@ -1,5 +1,6 @@
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 
 /// Everything one PostgreSQL transaction stores: the rows derived from the batches processed
 /// since the previous write, the device checkpoints and gateway high-water marks as of the end of
@@ -77,6 +78,11 @@ public struct WriteBatch: Sendable {
     public var rawSightings: [RawSighting] = []
     /// The batches `rawSightings` came from (one per batch with sightings).
     public var rawSources: [RawSource] = []
+    /// Notifications the rules sent (docs/notifications.md): stored with the marks of the batches
+    /// that caused them, and delivered (MQTT, webhooks) only after the commit.
+    public var notifications: [RuleNotification] = []
+    /// The notifier's state of the devices whose state changed (the `notification_state` table).
+    public var notifierStates: [NotifierCheckpoint] = []
     /// Checkpoints of the devices that changed.
     public var checkpoints: [DeviceCheckpoint] = []
     public var aggregatorState = AggregatorCheckpoint()
@@ -90,12 +96,14 @@ public struct WriteBatch: Sendable {
     /// Rows this batch will write (the bounded write queue counts these).
     public var rowCount: Int {
         visits.count + journeys.count + transitions.count + events.count + devices.count + entranceHeard.count
-            + statuses.count + ingest.count + rejections.count + rawSightings.count + checkpoints.count + progress.count + 1
+            + statuses.count + ingest.count + rejections.count + rawSightings.count + checkpoints.count + progress.count
+            + notifications.count + notifierStates.count + 1
     }
 
     public var isEmpty: Bool {
         visits.isEmpty && journeys.isEmpty && transitions.isEmpty && events.isEmpty && devices.isEmpty
             && statuses.isEmpty && ingest.isEmpty && rejections.isEmpty && progress.isEmpty && checkpoints.isEmpty
+            && notifications.isEmpty && notifierStates.isEmpty
     }
 }
 

@@ -32,6 +32,15 @@ final class AggregatorMetrics: Sendable {
     /// gateway's learned reliability.
     let calibrationReception: [(dBm: Double, gauge: Gauge)]
     let calibrationGatewayReliability: [String: Gauge]
+    /// Notifications (docs/notifications.md).
+    let notificationsStored: Counter
+    let notificationsSuppressed: [String: Counter]
+    let notificationsPublished: Counter
+    let notificationsUnconfirmed: Gauge
+    let notificationInboxDropped: Counter
+    let webhookAttempts: [String: Counter]
+    let webhookDropped: Counter
+    let webhookQueue: Gauge
     let commitRows: ValueHistogram
     let commitSeconds: DurationHistogram
 
@@ -95,6 +104,29 @@ final class AggregatorMetrics: Sendable {
                 labels: [("gateway", g)])
         }
         calibrationGatewayOffset = offsets
+        notificationsStored = registry.makeCounter(descriptor: name("notifications", "total",
+            "Notifications the site's rules sent, counted when stored (committed)."))
+        var suppressed: [String: Counter] = [:]
+        for reason in ["cooldown", "quiet_hours"] {
+            suppressed[reason] = registry.makeCounter(descriptor: name("notifications_suppressed", "total",
+                "Notifications a rule held back: within its cool-down for the device, or in its quiet hours."), labels: [("reason", reason)])
+        }
+        notificationsSuppressed = suppressed
+        notificationsPublished = registry.makeCounter(descriptor: name("notifications_published", "total",
+            "Notifications published on MQTT (both topics), including those published again after a restart."))
+        notificationsUnconfirmed = registry.makeGauge(descriptor: name("notifications_unconfirmed", "count",
+            "Notifications stored but not yet confirmed by the broker (PUBACK)."))
+        notificationInboxDropped = registry.makeCounter(descriptor: name("notification_inbox_dropped", "total",
+            "Stored notifications not handed to delivery because it was 100,000 behind (delivered at the next start)."))
+        var attempts: [String: Counter] = [:]
+        for outcome in ["delivered", "retry", "failed"] {
+            attempts[outcome] = registry.makeCounter(descriptor: name("webhook_attempts", "total",
+                "Webhook POSTs by outcome: delivered (2xx), retry (will be tried again), failed (given up)."), labels: [("outcome", outcome)])
+        }
+        webhookAttempts = attempts
+        webhookDropped = registry.makeCounter(descriptor: name("webhook_dropped", "total",
+            "Webhook deliveries dropped from the full queue (webhooks.queue_size); their rows say dropped."))
+        webhookQueue = registry.makeGauge(descriptor: name("webhook_queue", "jobs", "Webhook deliveries waiting or retrying."))
         commitRows = registry.makeValueHistogram(descriptor: name("db_batch", "rows", "Rows per write transaction."),
                                                  buckets: [10, 100, 1_000, 10_000, 100_000, 1_000_000])
         commitSeconds = registry.makeDurationHistogram(

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkNotify
 import WaymarkPostgres
 import WaymarkService
 
@@ -11,6 +12,7 @@ extension AggregatorService {
     /// problems (schema missing, bad MQTT settings).
     public func run() throws {
         let dbURL = config.databaseConnectionString
+        try prepareWebhooks()
         logger.info("starting", metadata: ["site": .string(site.id), "database": .string(PostgresURL.masked(config.databaseURL)),
                                            "mqtt": .string((try? config.connection().description) ?? config.mqtt.url), "topics": .string(topics.prefix)])
         // The start-up connection is closed again: the writer thread opens its own, so that the
@@ -29,11 +31,14 @@ extension AggregatorService {
         let writer = Thread { [self] in writerLoop(url: dbURL) }
         writer.name = "waymark-aggregator-writer"
         writer.start()
+        delivery?.start(client: client, databaseURL: dbURL, retryS: config.retryS)
         fusionLoop(client)
-        // Shutdown: seal the rest, let the writer commit and ack it, then leave the broker.
+        // Shutdown: seal the rest, let the writer commit and ack it, let delivery record what
+        // the broker confirmed, then leave the broker.
         if let last = core.sealWrite() { writes.push(last, weight: last.rowCount) }
         writes.close()
         writerDone.wait()
+        delivery?.stop()
         waitForPublishes(client, timeout: 5)
         client.close()
         metricsEndpoint?.stop()
@@ -60,11 +65,24 @@ extension AggregatorService {
                 try store.syncSite(db, site)
                 let restored = try store.load(db)
                 core.restore(devices: restored.devices, progress: restored.progress, state: restored.state,
-                             statuses: restored.statuses, now: Self.now())
+                             statuses: restored.statuses, now: Self.now(), notifierStates: restored.notifierStates)
                 if config.rawSightings {
                     let (made, dropped) = try store.maintainPartitions(db, now: Date(), retentionDays: config.rawRetentionDays)
                     startupPartitionUpkeepAt = Self.now()
                     logger.info("raw sightings partitions", metadata: ["created": .stringConvertible(made), "dropped": .stringConvertible(dropped)])
+                }
+                if let delivery {
+                    let undelivered = try store.loadUndelivered(db, maxAgeS: max(config.webhooks.giveUpAfterS, 86_400),
+                                                                limit: NotificationDelivery.maxInbox)
+                    delivery.restore(undelivered)
+                    if !undelivered.isEmpty {
+                        logger.info("notifications left undelivered by the previous run are delivered again",
+                                    metadata: ["count": .stringConvertible(undelivered.count)])
+                    }
+                }
+                if restored.undecodableNotifierStates > 0 {
+                    logger.warning("notification rule states that cannot be read were ignored; those devices' rules start afresh",
+                                   metadata: ["count": .stringConvertible(restored.undecodableNotifierStates)])
                 }
                 if restored.undecodable > 0 {
                     logger.warning("device checkpoints from another engine version ignored; those devices start fresh",
@@ -87,6 +105,10 @@ extension AggregatorService {
     func startMQTT() throws -> MQTTClient {
         let clientID = config.mqtt.clientID ?? "waymark-aggregator-\(site.id)"
         let client = try MQTTClient(config.mqtt.clientOptions(clientID: clientID, cleanSession: false, maxQueued: 0))
+        if let delivery {
+            // PUBACKs of every message: delivery matches those of the notifications it published.
+            client.onPublish = { [weak delivery] mid in delivery?.published(mid: mid) }
+        }
         let queue = ingest
         client.onMessage = { message in
             queue.push(Inbound(topic: message.topic, payload: message.payload, retained: message.retain,
@@ -118,6 +140,7 @@ extension AggregatorService {
         var lastFlush = Self.now(), lastPublish = lastFlush, lastRelease = lastFlush
         var lastReack: [String: Double] = [:]
         var lateSeen = 0, resendRequestsSeen = 0, catchUpTimeoutsSeen = 0
+        var suppressedSeen: [String: Int] = [:]
         let flushEvery = Double(config.flushIntervalMS) / 1000, publishEvery = Double(config.publishIntervalMS) / 1000
         var leaveBy: Double?, intakeClosed = false
         while true {
@@ -190,6 +213,7 @@ extension AggregatorService {
                 publish(core.takePublications(), client)
                 metrics.ingestQueue.set(Double(ingest.count))
                 metrics.devices.set(Double(core.engine.deviceCount))
+                if delivery != nil { noteSuppressed(&suppressedSeen) }
                 let calibration = core.engine.calibration
                 metrics.calibrationPower.set(calibration.powerCorrectionDB)
                 metrics.calibrationExponent.set(calibration.pathLossExponent)
@@ -211,6 +235,31 @@ extension AggregatorService {
         }
         applyCommitted()
         publish(core.takePublications(), client)
+    }
+
+    /// Resolves the webhook secrets (a rule with a webhook and no secret stops the start with a
+    /// message saying what to set) and creates the dispatcher.
+    func prepareWebhooks() throws {
+        guard let delivery else { return }
+        let secrets: [String: String]
+        do { secrets = try config.webhooks.secrets(for: site) } catch let error as ConfigLayers.ConfigError {
+            throw AggregatorFailure(description: error.description)
+        }
+        var targets: [String: WebhookDispatcher.Target] = [:]
+        for rule in site.notifications {
+            if let url = rule.webhook, let secret = secrets[rule.id] { targets[rule.id] = .init(url: url, secret: secret) }
+        }
+        delivery.attachWebhooks(settings: config.webhooks, targets: targets)
+    }
+
+    /// Adds the notifications suppressed since the last call to the metrics.
+    func noteSuppressed(_ seen: inout [String: Int]) {
+        for reason in SuppressionReason.allCases {
+            let total = core.notifier.counters.suppressed(reason)
+            let new = total - seen[reason.rawValue, default: 0]
+            if new > 0 { metrics.notificationsSuppressed[reason.rawValue]?.increment(by: Int64(new)) }
+            seen[reason.rawValue] = total
+        }
     }
 
     /// Marks written by the writer thread become the ones duplicates are re-acked with.

@@ -74,7 +74,7 @@ extension AggregatorService {
                         metrics.dbUp.set(Double(1))
                     }
                     noteQuarantined(quarantined)
-                    committed(batch)
+                    committed(batch, notificationsStored: !quarantined.contains { $0.kind == "rows:notifications" })
                     break
                 } catch let error as PostgresError where error.isTransient {
                     db?.close()
@@ -150,12 +150,17 @@ extension AggregatorService {
 
     private var writesClosedAndEmpty: Bool { isStopping && writes.isClosed && writes.count == 0 }
 
-    /// After a commit: publish the acks, tell the fusion thread, count.
-    private func committed(_ batch: WriteBatch) {
+    /// After a commit: hand the notifications to delivery, publish the acks, tell the fusion
+    /// thread, count. Notifications PostgreSQL refused (quarantined) are not delivered.
+    private func committed(_ batch: WriteBatch, notificationsStored: Bool = true) {
         lock.lock()
         committedInbox.append(batch.progress)
         committedSightingsStorage += batch.sightingCount
         lock.unlock()
+        if notificationsStored && !batch.notifications.isEmpty {
+            metrics.notificationsStored.increment(by: Int64(batch.notifications.count))
+            delivery?.submit(batch.notifications, storedAt: Self.now())
+        }
         guard let client else { return }
         // Stopping and off the broker: these acks go out at the next connect (`currentAcks`).
         if isStopping && !client.isConnected { return }

@@ -40,6 +40,8 @@ public final class AggregatorService: @unchecked Sendable {
     var failure: AggregatorFailure?
     var committedInbox: [[ProgressTracker.Key: UInt64]] = []
     var client: MQTTClient?
+    /// Delivers committed notifications (MQTT, webhooks); nil when the site has no rules.
+    let delivery: NotificationDelivery?
     var metricsEndpoint: MetricsEndpoint?
     var writerDone = DispatchSemaphore(value: 0)
     /// When the start-up partition upkeep ran (written before the writer thread starts, then read by it).
@@ -81,6 +83,8 @@ public final class AggregatorService: @unchecked Sendable {
         core = AggregatorCore(site: site, topics: topics, settings: settings)
         ingest = BlockingQueue(capacity: config.ingestQueueMessages)
         writes = BlockingQueue(capacity: config.maxPendingRows)
+        delivery = site.notifications.isEmpty ? nil
+            : NotificationDelivery(siteID: site.id, topics: topics, logger: logger, metrics: metrics)
     }
 
     /// True once connected to the broker (subscriptions are made on every connect).

@@ -1,6 +1,7 @@
 import Foundation
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 import WaymarkPostgres
 
 extension AggregatorStore {
@@ -19,6 +20,7 @@ extension AggregatorStore {
     public func write(_ db: PostgresConnection, _ batch: WriteBatch, careful: Bool = false) throws -> [Quarantined] {
         let checkpoints = try Self.packCheckpoints(batch.checkpoints)
         let state = String(decoding: try JSONEncoder().encode(batch.aggregatorState), as: UTF8.self)
+        let notifierStates = try Self.encodeNotifierStates(batch.notifierStates)
         return try db.transaction { db in
             // Whatever the server's default: an ack promises the batch survives a crash of the
             // server, so its commit must reach the disk before the reply (issue 19).
@@ -41,6 +43,13 @@ extension AggregatorStore {
                       SET state = NULL, checkpoint = excluded.checkpoint, ordinal = excluded.ordinal, updated_at = now()
                     """, [siteID, batch.checkpoints.map(\.device.rawValue), PostgresBytes(checkpoints.bytes),
                           checkpoints.offsets, checkpoints.lengths, batch.checkpoints.map(\.ordinal)])
+            }
+            if !batch.notifierStates.isEmpty {
+                try db.query("""
+                    INSERT INTO notification_state (site_id, device_id, state)
+                    SELECT $1, d, s::jsonb FROM unnest($2::text[], $3::text[]) AS u(d, s)
+                    ON CONFLICT (site_id, device_id) DO UPDATE SET state = excluded.state, updated_at = now()
+                    """, [siteID, batch.notifierStates.map(\.device.rawValue), notifierStates])
             }
             try db.query("""
                 INSERT INTO aggregator_state (site_id, state) VALUES ($1, $2::jsonb)
@@ -90,6 +99,7 @@ extension AggregatorStore {
         ("devices", { try $0.writeDevices($1, $2) }), ("visits", { try $0.writeVisits($1, $2) }),
         ("journeys", { try $0.writeJourneys($1, $2) }), ("transitions", { try $0.writeTransitions($1, $2) }),
         ("region_events", { try $0.writeEvents($1, $2) }), ("entrance_heard", { try $0.writeEntranceHeard($1, $2) }),
+        ("notifications", { try $0.writeNotifications($1, $2) }),
     ]
 
     func writeDevices(_ db: PostgresConnection, _ b: WriteBatch) throws {

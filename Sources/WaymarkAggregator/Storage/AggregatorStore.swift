@@ -1,6 +1,7 @@
 import Foundation
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 import WaymarkPostgres
 
 /// The aggregator's PostgreSQL side: checks the schema, mirrors the site file into the topology
@@ -8,8 +9,8 @@ import WaymarkPostgres
 /// Runs on the writer thread with that thread's `PostgresConnection`.
 public struct AggregatorStore: Sendable {
     public let siteID: String
-    /// Migrations of schema/ this aggregator needs (0001–0009).
-    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    /// Migrations of schema/ this aggregator needs (0001–0010).
+    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 
     public init(siteID: String) { self.siteID = siteID }
 
@@ -71,6 +72,10 @@ public struct AggregatorStore: Sendable {
         public var undecodable = 0
         /// Each gateway's latest recorded status.
         public var statuses: [String: StatusSummary] = [:]
+        /// The notification rules' state per device (`notification_state`).
+        public var notifierStates: [NotifierCheckpoint] = []
+        /// Notifier states that could not be decoded (those devices' rules start afresh).
+        public var undecodableNotifierStates = 0
     }
 
     public func load(_ db: PostgresConnection) throws -> Restored {
@@ -104,6 +109,7 @@ public struct AggregatorStore: Sendable {
                                                               reportedAt: try row.decode(Double?.self, 3))
             }
         }
+        (r.notifierStates, r.undecodableNotifierStates) = try loadNotifierStates(db)
         if let row = try db.query("SELECT state::text FROM aggregator_state WHERE site_id = $1", [siteID]).first {
             r.state = try? decoder.decode(AggregatorCheckpoint.self, from: Data(try row.string(0).utf8))
         }

@@ -9,7 +9,7 @@
 public struct DeviceID: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
     public let rawValue: String
 
-    public enum Kind: String, Sendable { case ibeacon, eddystone, altbeacon, mac, anon }
+    public enum Kind: String, Sendable, CaseIterable { case ibeacon, eddystone, altbeacon, mac, anon }
 
     /// Validates `text` as one of the forms above.
     public init?(_ text: String) {

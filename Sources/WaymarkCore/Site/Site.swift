@@ -14,6 +14,11 @@ public struct Site: Sendable {
     public let calibration: SiteCalibration
     /// Receivers of other projects that `waymark bridge` feeds in as gateways (`foreign_gateways:`).
     public let foreignGateways: [ForeignGateway]
+    /// The venue's IANA time zone (`timezone:`, default `UTC`): quiet hours and local times in
+    /// notifications. `SiteLoader` checks that the time zone database knows it.
+    public let timeZone: String
+    /// The notification rules (`notifications:`), in file order.
+    public let notifications: [NotificationRule]
     public let graph: BeaconGraph
 
     private let gatewayIndexByID: [String: Int]
@@ -23,8 +28,11 @@ public struct Site: Sendable {
 
     init(id: String, gateways: [Gateway], regions: [Region], edges: [RegionEdge],
          tracking: TrackingRules, fusion: FusionParameters, simulation: SimulationSettings = .init(),
-         calibration: SiteCalibration = .init(), foreignGateways: [ForeignGateway] = []) {
+         calibration: SiteCalibration = .init(), timeZone: String = "UTC", notifications: [NotificationRule] = [],
+         foreignGateways: [ForeignGateway] = []) {
         self.calibration = calibration
+        self.timeZone = timeZone
+        self.notifications = notifications
         self.foreignGateways = foreignGateways
         self.id = id
         self.gateways = gateways
@@ -100,9 +108,11 @@ public struct Region: Hashable, Sendable {
     /// (several beacons along one corridor, the cells of an open hall). Without a `room` key in
     /// the site file each region is a room of its own.
     public var room: String
+    /// Free labels (`tags:`) that notification rules match, e.g. `exhibits` or `food`.
+    public var tags: [String]
 
     public init(id: String, name: String, gateways: [String], radiusM: Double, ibeacon: IBeaconIdentity?,
-                position: Point, floor: Int, isEntrance: Bool, room: String? = nil) {
+                position: Point, floor: Int, isEntrance: Bool, room: String? = nil, tags: [String] = []) {
         self.id = id
         self.name = name
         self.gateways = gateways
@@ -112,6 +122,7 @@ public struct Region: Hashable, Sendable {
         self.floor = floor
         self.isEntrance = isEntrance
         self.room = room ?? id
+        self.tags = tags
     }
 }
 

@@ -10,6 +10,9 @@ public struct SiteDocument: Decodable, Sendable {
     public var simulation: SimulationEntry?
     public var calibration: CalibrationEntry?
     public var foreignGateways: [ForeignGatewayEntry]?
+    /// IANA time zone of the venue (`Europe/Paris`); quiet hours and local times in notifications.
+    public var timezone: String?
+    public var notifications: [NotificationEntry]?
 
     /// `simulation: { radio: ideal | indoor | harsh, walls: true | false }`.
     public struct SimulationEntry: Decodable, Sendable {
@@ -41,9 +44,11 @@ public struct SiteDocument: Decodable, Sendable {
         public var floor: Int?
         public var entrance: Bool?
         public var room: String?
+        /// Free labels that notification rules can match (`match: {tags: [exhibits]}`).
+        public var tags: [String]?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case id, name, gateways, ibeacon, position, floor, entrance, room
+            case id, name, gateways, ibeacon, position, floor, entrance, room, tags
             case radiusM = "radius_m"
         }
     }
@@ -109,7 +114,7 @@ public struct SiteDocument: Decodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case site, gateways, regions, edges, tracking, fusion, simulation, calibration
+        case site, gateways, regions, edges, tracking, fusion, simulation, calibration, timezone, notifications
         case foreignGateways = "foreign_gateways"
     }
 
@@ -127,5 +132,10 @@ public struct SiteDocument: Decodable, Sendable {
         "simulation": SimulationEntry.CodingKeys.allCases.map(\.rawValue),
         "calibration": CalibrationEntry.CodingKeys.allCases.map(\.rawValue),
         "foreign_gateways[]": ForeignGatewayEntry.CodingKeys.allCases.map(\.rawValue),
+        "notifications[]": NotificationEntry.CodingKeys.allCases.map(\.rawValue),
+        "notifications[].match": NotificationEntry.MatchEntry.CodingKeys.allCases.map(\.rawValue),
+        "notifications[].devices": NotificationEntry.DevicesEntry.CodingKeys.allCases.map(\.rawValue),
+        "notifications[].quiet_hours": NotificationEntry.QuietHoursEntry.CodingKeys.allCases.map(\.rawValue),
+        "notifications[].quiet_hours[]": NotificationEntry.QuietHoursEntry.CodingKeys.allCases.map(\.rawValue),
     ]
 }

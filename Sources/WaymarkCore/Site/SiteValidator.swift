@@ -94,10 +94,13 @@ public enum SiteValidator {
             if let room = r.room, !isTopicSafeID(room) {
                 error("\(path).room", "'\(room)' is not a valid room name; use 1–64 letters, digits, '-', '_' or '.' (regions with the same room share one open space)")
             }
+            for (j, tag) in (r.tags ?? []).enumerated() where !isTopicSafeID(tag) {
+                error("\(path).tags[\(j)]", "'\(tag)' is not a valid tag; use 1–64 letters, digits, '-', '_' or '.'")
+            }
             regions.append(Region(
                 id: id, name: r.name ?? id, gateways: gws, radiusM: radius, ibeacon: identity,
                 position: position, floor: r.floor ?? anchored.first?.floor ?? 0, isEntrance: r.entrance ?? false,
-                room: r.room))
+                room: r.room, tags: r.tags ?? []))
         }
         let regionByID = Dictionary(regions.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
 
@@ -156,18 +159,26 @@ public enum SiteValidator {
         let (calibration, calibrationProblems) = Self.calibration(doc.calibration, gateways: Set(gateways.map(\.id)))
         for (path, message) in calibrationProblems { error(path, message) }
 
+        // time zone and notification rules
+        let timeZone = doc.timezone ?? "UTC"
+        if timeZone.isEmpty || timeZone.utf8.count > 64 {
+            error("timezone", "'\(timeZone)' is not a time zone; write an IANA name such as Europe/Paris or America/New_York (default UTC)")
+        }
+        let notifications = Self.notificationRules(doc.notifications ?? [], regions: regions, error: error, warning: warning)
+
         // receivers of other projects (waymark bridge)
         let foreign = Self.foreignGateways(doc.foreignGateways ?? [], gateways: gateways, error: error, warning: warning)
 
         let site = Site(id: siteID, gateways: gateways, regions: regions, edges: edges, tracking: tracking, fusion: fusion,
-                        simulation: simulation, calibration: calibration, foreignGateways: foreign)
+                        simulation: simulation, calibration: calibration, timeZone: timeZone, notifications: notifications,
+                        foreignGateways: foreign)
 
         // graph connectivity (a warning: a venue may have separate wings on purpose)
         if !regions.isEmpty && diags.allSatisfy({ $0.severity != .error }) {
             let comps = site.graph.components()
             if comps.count > 1 {
                 let parts = comps.map { "{" + $0.prefix(5).map { regions[$0].id }.joined(separator: ", ") + ($0.count > 5 ? ", …" : "") + "}" }
-                warning("edges", "the beacon graph is split into \(comps.count) parts \(parts.joined(separator: " ")); devices cannot be tracked walking between them — add edges joining them")
+                warning("edges", "the beacon graph is split into \(comps.count) parts \(parts.joined(separator: " ")); the tracker can only guess a walk between them from straight-line distance, and records no path for it — add edges joining them")
             }
         }
 

@@ -155,6 +155,10 @@ public struct Topics: Hashable, Sendable {
     public func deviceState(_ device: DeviceID) -> String { "\(prefix)/devices/\(device)/state" }
     public func deviceMonitored(_ device: DeviceID) -> String { "\(prefix)/devices/\(device)/monitored" }
     public var events: String { "\(prefix)/events" }
+    /// Every notification the site's rules send (QoS 1, not retained).
+    public var notifications: String { "\(prefix)/notifications" }
+    /// The notifications about one device (QoS 1, not retained).
+    public func deviceNotifications(_ device: DeviceID) -> String { "\(prefix)/devices/\(device)/notifications" }
     public var allSightings: String { "\(prefix)/gateways/+/sightings" }
     public var allStatus: String { "\(prefix)/gateways/+/status" }
 

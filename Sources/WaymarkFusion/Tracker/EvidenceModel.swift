@@ -18,7 +18,8 @@ import Darwin
 /// decides is the *pattern* across gateways, not the level. Deviations are scored with a Student-t
 /// density (heavy tails: one reading 20 dB off costs a bounded amount, it cannot flip the answer).
 /// A gateway of the monitored set that is online, expected loud, and silent while others heard the
-/// device is evidence too (`missLog`). The sum is multiplied by `evidenceWeight`, because
+/// device is evidence too, by the reception model the venue's data teach (`ReceptionCalibration`,
+/// which starts from the detection curve below). The sum is multiplied by `evidenceWeight`, because
 /// consecutive seconds are not independent (shadowing decorrelates over metres walked).
 ///
 /// All numbers here are physics chosen from the literature and the radio fit (docs/radio-model.md),
@@ -37,11 +38,14 @@ struct EvidenceModel: Sendable {
     /// walking pace the lag-1 correlation of 1-s residuals is about 0.42, and an AR(1) sequence
     /// with correlation ρ carries (1 − ρ)/(1 + ρ) ≈ 0.4 of the information of independent samples.
     static let evidenceWeight: Float = 0.4
-    /// Best chance that a gateway near the device reports it in a second in which others did (scan
-    /// gaps, channel hopping, interference and collisions keep it below 1; bounds what one miss
-    /// costs).
+    /// The detection curve before the venue's data say otherwise (`ReceptionCalibration`'s prior):
+    /// the best chance that a gateway near the device reports it in a second in which others did
+    /// (scan gaps, channel hopping, interference and collisions keep it below 1) …
     static let maxDetection: Float = 0.9
-    /// RSSI at which a gateway reports half the devices it could (dBm), and the width of that edge.
+    /// … and the RSSI at which a gateway reports half the devices it could (dBm), and the width of
+    /// that edge. One miss per second, however many adverts the others heard: the adverts of one
+    /// second share its interference and scan gaps, and counting them separately made every other
+    /// gateway's silence decisive (more flaps in the accuracy suite's museum).
     static let detectionMidDBm: Float = -92
     static let detectionWidthDB: Float = 4
     /// Height of the gateways' antennas above the tags (m) and of one storey (m).
@@ -50,9 +54,8 @@ struct EvidenceModel: Sendable {
 
     /// −(ν+1)/2 · log(1 + x²/(ν σ²)) for |x| in steps of 1/`step` dB.
     let studentT: [Float]
-    /// log(1 − p_detect(μ)) for μ from `missFloor` in steps of 1/`step` dB.
-    let missTable: [Float]
     static let step: Float = 4
+    /// Lowest expected RSSI the reception model's tables cover (dBm).
     static let missFloor: Float = -130
 
     init() {
@@ -61,11 +64,6 @@ struct EvidenceModel: Sendable {
             let x = Float(i) / Self.step
             return -(nu + 1) / 2 * log1pf(x * x / (nu * s2))
         }
-        missTable = (0...(120 * Int(Self.step))).map { i in
-            let mu = Self.missFloor + Float(i) / Self.step
-            let p = Self.maxDetection / (1 + expf(-(mu - Self.detectionMidDBm) / Self.detectionWidthDB))
-            return log1pf(-p)
-        }
     }
 
     /// The Student-t log density of a deviation of `x` dB, up to a constant.
@@ -73,16 +71,6 @@ struct EvidenceModel: Sendable {
     func logDensity(_ x: Float) -> Float {
         let i = Int(min(abs(x) * Self.step, Float(studentT.count - 1)))
         return studentT[i]
-    }
-
-    /// log P(no report in a second | expected RSSI `mu`), at least log(1 − `maxDetection`). One
-    /// miss per second, however many adverts the others heard: the adverts of one second share its
-    /// interference and scan gaps, and counting them separately made every other gateway's silence
-    /// decisive (more flaps in the accuracy suite's museum).
-    @inline(__always)
-    func missLog(_ mu: Float) -> Float {
-        let i = Int(max(0, min((mu - Self.missFloor) * Self.step, Float(missTable.count - 1))))
-        return missTable[i]
     }
 
     /// The shrinkage denominator's prior term: σ² / σ_P².

@@ -28,13 +28,18 @@ struct MotionModel: Sendable {
     static let jumpWeight = 1e-6
     /// Gaps longer than this are treated as this long (everything reachable is by then).
     static let maxGapS = 120.0
+    /// Weight, relative to a linked region as far away, of a move between regions of one floor
+    /// that the beacon graph does not link at all (a split graph: an edge left out). The walk is
+    /// still timed by the straight-line gap between their areas; the graph's silence counts
+    /// against it tenfold.
+    static let unlinkedWeight = 0.1
 
     let walkingSpeed: Double
 
     /// The row-stochastic transition matrix over `set` (m × m, row = from) for a gap of `gap`
     /// seconds, given the set's traversal lengths (m × m, `.infinity` where unconnected, 0 on the
     /// diagonal and between neighbours) and adjacency.
-    func matrix(gap: Double, traversal: [Float], adjacent: [Bool], degree: [Float], m: Int) -> [Float] {
+    func matrix(gap: Double, traversal: [Float], adjacent: [Bool], degree: [Float], m: Int, unlinked: [Float]? = nil) -> [Float] {
         let dt = min(max(gap, 1), Self.maxGapS)
         let stay = exp(-dt / Self.typicalDwellS)
         let reach = walkingSpeed * dt
@@ -49,6 +54,8 @@ struct MotionModel: Sendable {
                     v = 1 / Double(degree[i])
                 } else if t.isFinite {
                     v = exp(-Double(t) / reach) / Double(degree[i])
+                } else if let unlinked, unlinked[i * m + j].isFinite {
+                    v = max(Self.jumpWeight, Self.unlinkedWeight * exp(-Double(unlinked[i * m + j]) / reach) / Double(degree[i]))
                 } else {
                     v = Self.jumpWeight
                 }
@@ -69,6 +76,9 @@ struct SetTopology: Sendable {
     /// diagonal, +∞ when not connected within the search).
     var traversal: [Float]
     var adjacent: [Bool]
+    /// m × m: for members of one floor that the graph does not connect at all, the straight-line
+    /// gap between their areas (centre distance less both radii, at least 0); +∞ otherwise.
+    var unlinked: [Float]
     /// Each member's number of neighbours in the whole graph (at least 1).
     var degree: [Float]
     /// The transition matrix for one second.
@@ -84,20 +94,40 @@ struct SetTopology: Sendable {
         for source in 0..<graph.regionCount {
             traversalFrom.append(traversals(from: source, graph: graph, limit: limit))
         }
+        // The graph's connected parts (a split graph leaves regions with no path between them).
+        var component = [Int](repeating: -1, count: graph.regionCount)
+        for start in 0..<graph.regionCount where component[start] < 0 {
+            component[start] = start
+            var stack = [start]
+            while let r = stack.popLast() {
+                for n in graph.adjacency[r] where component[n.region] < 0 {
+                    component[n.region] = start
+                    stack.append(n.region)
+                }
+            }
+        }
         return sets.map { set in
             let m = set.count
             var t = [Float](repeating: .infinity, count: m * m)
             var adj = [Bool](repeating: false, count: m * m)
+            var unlinked = [Float](repeating: .infinity, count: m * m)
             for i in 0..<m {
                 for j in 0..<m {
                     if i == j { t[i * m + j] = 0; continue }
                     adj[i * m + j] = graph.areAdjacent(Int(set[i]), Int(set[j]))
-                    if let v = traversalFrom[Int(set[i])][set[j]] { t[i * m + j] = v }
+                    if let v = traversalFrom[Int(set[i])][set[j]] {
+                        t[i * m + j] = v
+                    } else if component[Int(set[i])] != component[Int(set[j])] {
+                        let a = site.regions[Int(set[i])], b = site.regions[Int(set[j])]
+                        if a.floor == b.floor {
+                            unlinked[i * m + j] = Float(max(0, a.position.distance(to: b.position) - a.radiusM - b.radiusM))
+                        }
+                    }
                 }
             }
             let degree = set.map { Float(max(1, graph.adjacency[Int($0)].count)) }
-            return SetTopology(traversal: t, adjacent: adj, degree: degree,
-                               oneSecond: motion.matrix(gap: 1, traversal: t, adjacent: adj, degree: degree, m: m))
+            return SetTopology(traversal: t, adjacent: adj, unlinked: unlinked, degree: degree,
+                               oneSecond: motion.matrix(gap: 1, traversal: t, adjacent: adj, degree: degree, m: m, unlinked: unlinked))
         }
     }
 

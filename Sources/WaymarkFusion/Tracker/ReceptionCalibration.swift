@@ -8,7 +8,7 @@ import Darwin
 
 /// How often each gateway reports a device in a second in which another gateway did, as a function
 /// of the reading the model expects there — learned from the venue's own data (part of the
-/// self-calibration, docs/fusion.md "Absence").
+/// self-calibration, docs/fusion.md "Absence, learned").
 ///
 /// The tracker counts a monitored gateway's silence as evidence against the regions where that
 /// gateway should have heard the device. How much a silence says depends on the installation: a
@@ -27,8 +27,8 @@ import Darwin
 /// one opportunity at the RSSI the model expects there, reported or not (a reporting gateway counts
 /// only when another gateway reported too, as a silent one always does: the likelihood weighs
 /// silences only in seconds with evidence). The two factors are fitted by a few rounds of
-/// alternating weighted means from the priors, each with a prior worth `priorOpportunities` observations (the
-/// default curve of `EvidenceModel`, and `EvidenceModel.maxDetection`); the sensitivity is kept
+/// alternating weighted means from the priors, each prior worth `priorOpportunities` observations
+/// (`EvidenceModel`'s detection curve: `maxDetection` times a logistic); the sensitivity is kept
 /// non-decreasing in μ (a louder link is not reported less often: pool-adjacent-violators) and at
 /// most 1, and the product within `minRate…maxRate`, so that no silence can cost more than a
 /// bounded amount. Counts decay over `memory` opportunities per gateway and bin, so the model

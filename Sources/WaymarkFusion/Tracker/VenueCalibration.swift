@@ -54,7 +54,18 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     static let defaultRoomLossDB = 5.0, roomLossPriorSD = 3.0, exponentPriorSD = 0.5
     static let exponentRange = 1.6...3.5, roomLossRange = 0.0...10.0
     public static let offsetDeadZoneDB = 3.0
-    static let offsetLimitDB = 15.0, powerLimitDB = 20.0
+    static let offsetLimitDB = 15.0, powerLimitDB = 30.0
+    /// Confident seconds before the venue's level counts as known (`levelGateDB`).
+    static let levelWarmup = 50.0
+
+    /// How far a second's fitted device level may lie from the venue's and still teach it. Two
+    /// device spreads once the venue's level is known; before that, anything within the power
+    /// limit: a venue whose receivers and tags read 25 dB above the configured measured power
+    /// (common: the default is −59 dBm at 1 m and receivers differ) would otherwise never teach
+    /// the correction that brings its devices within the gate.
+    var levelGateDB: Float {
+        updates < Self.levelWarmup ? Float(Self.powerLimitDB) : 2 * EvidenceModel.deviceSpreadDB
+    }
     /// Readings the regression remembers (older ones decay away).
     static let regressionMemory = 20_000.0
     /// Confident seconds the power correction and each offset average over once warmed up.
@@ -230,7 +241,11 @@ public struct CalibrationCheckpoint: Codable, Sendable, Hashable {
 extension FusionEngine {
     /// The venue calibration, for the aggregator's checkpoint.
     public func calibrationCheckpoint() -> CalibrationCheckpoint {
-        CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: calibration, reception: calibration.reception)
+        // The reception model is saved beside the rest, not inside it (its field is not encoded):
+        // leave an empty one in the embedded copy, so that a checkpoint equals itself decoded.
+        var rest = calibration
+        rest.reception = ReceptionCalibration(gatewayCount: 0)
+        return CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: rest, reception: calibration.reception)
     }
 
     /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent

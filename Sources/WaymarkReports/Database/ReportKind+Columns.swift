@@ -37,6 +37,10 @@ extension ReportKind {
              .init("online_s", .decimal), .init("online_share", .decimal), .init("batches", .integer),
              .init("sightings", .integer), .init("rejected", .integer), .init("spool_dropped", .integer),
              .init("spool_depth_last", .integer), .init("spool_depth_max", .integer)]
+        case .notifications:
+            [.init("period_start", .timestamp), .init("rule_id", .text), .init("kind", .text),
+             .init("notifications", .integer), .init("devices", .integer), .init("webhook_delivered", .integer),
+             .init("webhook_pending", .integer), .init("webhook_failed", .integer), .init("mqtt_unconfirmed", .integer)]
         case .map:
             []
         }

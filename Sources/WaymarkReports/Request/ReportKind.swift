@@ -11,6 +11,7 @@ public enum ReportKind: String, CaseIterable, Sendable {
     case loyalty
     case heatmap
     case gateways
+    case notifications
     case map
 
     /// One line for `--help` and for the error that lists the valid reports.
@@ -25,6 +26,7 @@ public enum ReportKind: String, CaseIterable, Sendable {
         case .loyalty: "new versus returning devices per period"
         case .heatmap: "visits on a day-of-week by hour-of-day grid"
         case .gateways: "gateway health: last seen, online time, batches, drops, spool depth"
+        case .notifications: "notifications sent per rule and hour (or --by), devices reached, webhook delivery"
         case .map: "an SVG venue map: regions by visits, edges by transitions (needs --svg and --site)"
         }
     }
@@ -32,10 +34,13 @@ public enum ReportKind: String, CaseIterable, Sendable {
     /// Whether `--by hour|day|week` changes this report.
     public var usesPeriod: Bool {
         switch self {
-        case .traffic, .dwell, .occupancy, .capture, .loyalty: true
+        case .traffic, .dwell, .occupancy, .capture, .loyalty, .notifications: true
         case .transitions, .paths, .heatmap, .gateways, .map: false
         }
     }
+
+    /// The period without `--by`: hours for notifications (the "per rule and hour"), days otherwise.
+    public var defaultPeriod: ReportPeriod { self == .notifications ? .hour : .day }
 
     /// The SQL function that computes the report (`map` reads `traffic` and `transitions`).
     public var sqlFunction: String? {

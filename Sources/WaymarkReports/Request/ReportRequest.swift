@@ -37,7 +37,7 @@ public struct ReportRequest: Equatable, Sendable {
             throw ReportError(.badArgument,
                 "--to (\(ReportDate.iso(endSeconds))) must be after --from (\(ReportDate.iso(start.seconds))); the range is [from, to)")
         }
-        var period = ReportPeriod.day
+        var period = kind.defaultPeriod
         if let by {
             guard let p = ReportPeriod(rawValue: by.lowercased()) else { throw .choice("--by", by, ReportPeriod.self) }
             period = p

@@ -1,6 +1,7 @@
 import Foundation
 import WaymarkCore
 import WaymarkFusion
+import WaymarkNotify
 import WaymarkSimulation
 
 /// The replay loop: a reorder buffer in front of the engine, the 1-second timer tick, and output.
@@ -23,6 +24,11 @@ struct Replay {
     }
 
     private var engine: FusionEngine
+    /// The site's notification rules, evaluated exactly as the aggregator evaluates them.
+    private var notifier: Notifier
+    private var notes: [RuleNotification] = []
+    /// Outputs and notifications in the order they happened, waiting to be written.
+    private var lines: [Line] = []
     private let reorderWindow: Double
     private let includeTransitions: Bool
     private let writer: OutputWriter
@@ -45,6 +51,7 @@ struct Replay {
     init(site: Site, inputName: String, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter) {
         self.inputName = inputName
         engine = FusionEngine(site: site)
+        notifier = Notifier(site: site)
         self.reorderWindow = reorderWindow
         self.includeTransitions = includeTransitions
         self.writer = writer
@@ -116,6 +123,31 @@ struct Replay {
             summary.entries += batch.sightings.count
             feed.feed(batch, gateway: g, &engine, into: &out, handles: &handles)
         }
+        route()
+        // After each engine call, as the aggregator does after each batch.
+        if feed.nextTick.isFinite { notifier.advance(to: feed.nextTick - 1, into: &notes) }
+        takeNotes()
+    }
+
+    /// One line of output.
+    enum Line {
+        case output(FusionOutput)
+        case notification(RuleNotification)
+    }
+
+    /// Moves the engine's outputs to the output lines, each followed by the notifications it caused.
+    private mutating func route() {
+        for o in out {
+            lines.append(.output(o))
+            notifier.observe(o, into: &notes)
+            takeNotes()
+        }
+        out.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func takeNotes() {
+        for n in notes { lines.append(.notification(n)) }
+        notes.removeAll(keepingCapacity: true)
     }
 
     /// Fires the engine's timers at each new second of evidence time.
@@ -134,17 +166,40 @@ struct Replay {
     }
 
     private mutating func flushOutputs() throws {
-        for o in out where includeTransitions || o.type != "transition" {
-            summary.outputs[o.type, default: 0] += 1
-            writer.write(try encoder.encode(o))
+        route()
+        for line in lines {
+            switch line {
+            case .output(let o):
+                guard includeTransitions || o.type != "transition" else { continue }
+                summary.outputs[o.type, default: 0] += 1
+                writer.write(try encoder.encode(o))
+            case .notification(let n):
+                summary.outputs["notification", default: 0] += 1
+                writer.write(Data(n.json))
+            }
         }
-        out.removeAll(keepingCapacity: true)
+        lines.removeAll(keepingCapacity: true)
     }
 
     mutating func finish() throws {
         while let item = pending.pop() { process(item) }
-        if newest.isFinite { out += engine.finish(at: newest) }
+        if newest.isFinite {
+            out += engine.finish(at: newest)
+            route()
+            // The input ends: dwells reached and goodbyes due by its last evidence are sent.
+            notifier.finish(at: newest, into: &notes)
+            takeNotes()
+        }
         try flushOutputs()
+    }
+
+    /// Notifications sent and held back per rule, for the summary (nil when the site has no rules).
+    var notificationSummary: String? {
+        guard notifier.isActive else { return nil }
+        let c = notifier.counters
+        let perRule = c.rules.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.sent)" }.joined(separator: ", ")
+        return "notifications: \(c.sent) sent (\(perRule)); held back \(c.suppressed(.cooldown)) by cool-downs, "
+            + "\(c.suppressed(.quietHours)) by quiet hours"
     }
 
     func summaryText(input: String, batches: Bool) -> String {
@@ -169,7 +224,7 @@ struct Replay {
         calibration: measured power \(String(format: "%+.1f", cal.powerCorrectionDB)) dB, path-loss exponent \
         \(String(format: "%.2f", cal.pathLossExponent)), room loss \(String(format: "%.1f", cal.roomLossDB)) dB, \
         gateway offsets beyond ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB: \(offsets.isEmpty ? "none" : offsets.joined(separator: ", ")), \
-        reception sensitivity by expected RSSI: \(cal.receptionSummary)\(reliability) (from \(Int(cal.updates)) confident seconds)
+        reception sensitivity by expected RSSI: \(cal.receptionSummary)\(reliability) (from \(Int(cal.updates)) confident seconds)\(notificationSummary.map { "; " + $0 } ?? "")
         """
     }
 

@@ -17,8 +17,10 @@ struct ReplayCommand: ParsableCommand {
         Output lines: state, live, location, visit, monitored, journey (and transition with --transitions), each \
         with type, t (the time of the evidence, Unix seconds) and device, in processing order. `live` is the \
         tracker's live region with its confidence (published at once); `location`, `visit` and `transition` are \
-        the recorded history, decided fusion.smoothing_lag_s later (docs/fusion.md). The summary on stderr ends \
-        with what the engine's self-calibration learned.
+        the recorded history, decided fusion.smoothing_lag_s later (docs/fusion.md). With notification rules in \
+        the site file, `notification` lines follow the outputs that caused them, exactly as the aggregator sends \
+        them (same ids; docs/notifications.md). The summary on stderr ends with what the engine's self-calibration \
+        learned and the notifications sent and held back.
         """)
 
     @Option(help: "The site file (YAML).") var site: String

@@ -34,7 +34,7 @@ struct ReportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only this region (a region id from the site file).", valueName: "region"))
     var region: String?
 
-    @Option(help: ArgumentHelp("Period: hour, day or week (default day).", valueName: "period"))
+    @Option(help: ArgumentHelp("Period: hour, day or week (default day; hour for notifications).", valueName: "period"))
     var by: String?
 
     @Option(help: ArgumentHelp("Output: table, csv or json.", valueName: "format"))

@@ -57,6 +57,30 @@ struct DemoResults {
         return stored
     }
 
+    /// Notifications stored, per rule.
+    struct NotificationCount {
+        var sent = 0, devices = 0, published = 0, webhookDelivered = 0
+    }
+
+    /// What the rules sent (the `notifications` table), per rule id.
+    func notificationCounts() throws -> [String: NotificationCount] {
+        do {
+            let db = try PostgresConnection(url: databaseURL)
+            defer { db.close() }
+            var out: [String: NotificationCount] = [:]
+            for r in try db.query("""
+                SELECT rule_id, count(*)::int8, count(DISTINCT device_id)::int8, count(mqtt_published_at)::int8,
+                       count(*) FILTER (WHERE webhook_status = 'delivered')::int8
+                FROM notifications WHERE site_id = $1 GROUP BY rule_id
+                """, [siteID]).rows {
+                out[try r.string(0)] = .init(sent: try r.int(1), devices: try r.int(2), published: try r.int(3), webhookDelivered: try r.int(4))
+            }
+            return out
+        } catch {
+            throw DemoError("cannot read the notifications: \(error)")
+        }
+    }
+
     /// The most common sub-paths of 3 and 4 regions (`waymark_report_paths`, kind subpath) as
     /// text lines; whole journeys are left to `waymark report paths`, they are long.
     func topSubpaths(from: String, to: String, limit: Int) throws -> [String] {

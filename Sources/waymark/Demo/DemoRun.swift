@@ -148,6 +148,16 @@ struct DemoRun {
     func report(venue: DemoVenue, results: DemoResults, began: Double) throws {
         let stored = try results.exportStored(to: work + "/stored.jsonl")
         say("[5/5] stored in PostgreSQL: \(stored.visits) visits, \(stored.journeys) journeys, \(stored.locations) current-region changes, \(stored.devices) devices\n")
+        if !site.notifications.isEmpty {
+            say("== Notifications sent by the site's rules (docs/notifications.md) ==")
+            let counts = try results.notificationCounts()
+            for rule in site.notifications {
+                let c = counts[rule.id] ?? .init()
+                say("\(rule.id) (\(rule.trigger.rawValue)): \(c.sent) sent to \(c.devices) devices, \(c.published) confirmed by the broker"
+                    + (rule.webhook == nil ? "" : ", \(c.webhookDelivered) delivered to its webhook"))
+            }
+            say("(on MQTT: \(Topics(site: site.id).notifications); per rule and hour: waymark report notifications)\n")
+        }
         let range = DemoResults.range(start: venue.start, end: venue.end)
         let common = ["--from", range.from, "--to", range.to, "--site", sitePath, "--database", databaseURL]
         say("== Foot traffic per region (waymark report traffic --by day) ==")
