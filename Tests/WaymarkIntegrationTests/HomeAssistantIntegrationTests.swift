@@ -106,8 +106,12 @@ struct HomeAssistantIntegrationTests {
         let site = try SiteLoader.load(path: sitePath).site
         let names = Dictionary(uniqueKeysWithValues: site.regions.map { ($0.id, $0.name) })
         let run = AggregatorTestRun(config: AggregatorTestRun.config(site: sitePath, mqtt: mqtt, database: db.url, clientID: "agg-\(siteID)"), site: site)
-        defer { _ = run.stop() }
+        var aggregatorStopped = false
+        defer { if !aggregatorStopped { _ = run.stop() } }
         #expect(run.waitUntilReady())
+        // The entities' availability: the aggregator's retained status, online while it runs.
+        let aggregatorStatus = "waymark/v1/\(siteID)/aggregator/status"
+        #expect(try Self.serviceState(aggregatorStatus, mqtt: mqtt) == "online")
         // The simulator's first device under the site's iBeacon UUID (major 1000, minor 1).
         let device = "ibeacon:f7826da6-4fa2-4e98-8024-bc5b71e0893e:1000:1"
         let ha = try WaymarkServiceProcess(["homeassistant", "--site", sitePath, "--broker", mqtt, "--metrics-port", "0",
@@ -140,6 +144,18 @@ struct HomeAssistantIntegrationTests {
         let confirmed = Set(changes).intersection(truth)
         #expect(Double(confirmed.count) >= 0.7 * Double(Set(changes).count),
                 "regions shown \(changes) but walked \(truth)")
+
+        // The aggregator leaves: Home Assistant sees its entities unavailable.
+        #expect(run.stop())
+        aggregatorStopped = true
+        #expect(try Self.serviceState(aggregatorStatus, mqtt: mqtt) == "offline")
+    }
+
+    /// The `state` of a service's retained status (`online` / `offline`), nil when none is retained.
+    static func serviceState(_ topic: String, mqtt: String) throws -> String? {
+        guard let payload = try retained(topic, mqtt: mqtt, count: 1, timeout: 5)[topic] else { return nil }
+        let o = try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
+        return o?["state"] as? String
     }
 
     /// The retained messages under `pattern` once `count` have arrived (or after `timeout`).

@@ -35,6 +35,6 @@ extension AggregatorService {
     func availabilityPayload(_ state: GatewayStatus.State) -> [UInt8] {
         let status = ServiceStatus(state: state, service: "waymark-aggregator", site: site.id, version: Self.availabilityVersion,
                                    t: state == .online ? Date().timeIntervalSince1970 : nil)
-        return (try? [UInt8](JSONEncoder().encode(status))) ?? []
+        return status.jsonBytes
     }
 }

@@ -32,7 +32,6 @@ final class BridgeService: @unchecked Sendable {
     private var reconnected = Set<String>()
     private var everConnected = Set<String>()
     private var logged = Set<String>()
-    private let encoder = JSONEncoder()
     /// Batches that could not be handed to the broker, and publish calls that failed.
     private var unsent = 0, publishFailures = 0, published = 0
 
@@ -76,7 +75,7 @@ final class BridgeService: @unchecked Sendable {
                 if case .connected = event { noteConnected(gateway) }
             }
             var c = connection
-            c.will = .init(topic: topics.status(gateway), payload: try encoder.encode(engine.lastWill(for: gateway)).bytes, qos: 1, retain: true)
+            c.will = .init(topic: topics.status(gateway), payload: engine.lastWill(for: gateway).jsonBytes, qos: 1, retain: true)
             try client.connect(c)
         }
         try subscriber.connect(connection)
@@ -141,7 +140,7 @@ final class BridgeService: @unchecked Sendable {
             guard let client = publishers[output.gateway] else { continue }
             switch output {
             case .batch(let batch):
-                guard client.isConnected, let payload = try? encoder.encode(batch) else {
+                guard client.isConnected else {
                     unsent += 1
                     engine.batchNotSent(gateway: batch.gateway)
                     logOnce("unsent-\(batch.gateway)", .warning, "not connected: batches of this gateway are dropped (at most once; no spool) until the connection is back",
@@ -149,7 +148,7 @@ final class BridgeService: @unchecked Sendable {
                     continue
                 }
                 do {
-                    try client.publish(topic: topics.sightings(batch.gateway), payload: payload.bytes, qos: 1)
+                    try client.publish(topic: topics.sightings(batch.gateway), payload: batch.jsonBytes, qos: 1)
                     published += 1
                 } catch {
                     publishFailures += 1
@@ -158,9 +157,9 @@ final class BridgeService: @unchecked Sendable {
                     logOnce("publish-\(batch.gateway)", .warning, "a batch could not be published: \(error)", [LogKey.gateway: .string(batch.gateway)])
                 }
             case .status(let status):
-                guard client.isConnected, let payload = try? encoder.encode(status) else { continue }
+                guard client.isConnected else { continue }
                 do {
-                    try client.publish(topic: topics.status(status.gateway), payload: payload.bytes, qos: 1, retain: true)
+                    try client.publish(topic: topics.status(status.gateway), payload: status.jsonBytes, qos: 1, retain: true)
                 } catch {
                     publishFailures += 1
                 }
@@ -204,8 +203,4 @@ final class BridgeService: @unchecked Sendable {
         snapshot.online = engine.gateways.filter { engine.state(of: $0, at: now) == .online }.count
         metrics.update(snapshot)
     }
-}
-
-extension Data {
-    var bytes: [UInt8] { [UInt8](self) }
 }

@@ -133,6 +133,6 @@ final class HomeAssistantService: @unchecked Sendable {
     private func status(_ state: GatewayStatus.State) -> [UInt8] {
         let s = ServiceStatus(state: state, service: "waymark-homeassistant", site: bridge.site.id, version: ServiceLaunch.version,
                               t: state == .online ? Date().timeIntervalSince1970 : nil)
-        return (try? [UInt8](JSONEncoder().encode(s))) ?? []
+        return s.jsonBytes
     }
 }
