@@ -23,7 +23,7 @@ struct BridgeConfig: Sendable {
     var mqtt = MQTTSettings()
     /// `metrics.host`, `metrics.port` (0 = off).
     var metricsHost = "127.0.0.1"
-    var metricsPort = 9466
+    var metricsPort = 9468
     /// `log.level`: device ids appear only at debug/trace.
     var logLevel = "info"
     /// `pseudonym_secret` (secret): overrides the site file's `tracking.pseudonym_secret`.
