@@ -1,6 +1,9 @@
 # Private Mosquitto and PostgreSQL servers for tests and the demo. Source this file, then call
 #   services_start DIR     start both under DIR (data, sockets, logs); exports the variables below
 #   services_stop          stop what services_start started (safe to call twice)
+# PostgreSQL's durability: WAYMARK_PG_SETTINGS=fast (the default, for tests and the demo: fsync,
+# full-page writes and synchronous commit off — a crash of the machine can lose or corrupt data)
+# or durable (PostgreSQL's defaults, as an operator runs it; what scripts/bench.sh uses).
 # Exported for the programs and tests:
 #   WAYMARK_MQTT_URL      mqtt://127.0.0.1:PORT        (anonymous, private broker)
 #   WAYMARK_DATABASE_URL  postgresql://waymark@127.0.0.1:PORT/waymark
@@ -67,8 +70,14 @@ CONF
     "${run[@]}" "$WAYMARK_PG_BIN/initdb" -D "$pgdata" -U postgres -A trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; return 1; }
   fi
+  local durability
+  case ${WAYMARK_PG_SETTINGS:-fast} in
+    fast) durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" ;;
+    durable) durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on" ;;
+    *) echo "services: WAYMARK_PG_SETTINGS must be 'fast' or 'durable', not '$WAYMARK_PG_SETTINGS'" >&2; return 1 ;;
+  esac
   "${run[@]}" "$WAYMARK_PG_BIN/pg_ctl" -D "$pgdata" -l "$dir/postgres.log" -w -t 60 \
-    -o "-p $pport -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" \
+    -o "-p $pport -k $dir -c listen_addresses=127.0.0.1 $durability -c max_connections=100" \
     start >/dev/null || { cat "$dir/postgres.log" >&2; return 1; }
   export WAYMARK_PG_PORT=$pport
   export WAYMARK_PG_HOST=127.0.0.1

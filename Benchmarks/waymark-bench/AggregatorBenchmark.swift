@@ -11,8 +11,9 @@ import WaymarkService
 /// committed to PostgreSQL (with their high-water marks) — next to the rate at which a subscriber
 /// that does nothing receives the same batches from the same broker in the same run.
 /// Target: ≥ 200,000 sightings/s and ≥ half the do-nothing subscriber's rate, with zero loss.
-/// Needs WAYMARK_MQTT_URL and WAYMARK_DATABASE_URL (e.g. `source scripts/services.sh;
-/// services_start /tmp/x`); creates and drops a private database.
+/// Needs WAYMARK_MQTT_URL and WAYMARK_DATABASE_URL (`scripts/bench.sh aggregator` starts both, with
+/// PostgreSQL's durable settings); creates and drops a private database. Prints the server's
+/// durability settings with the figures.
 enum AggregatorBenchmark {
     static let gateways = 20
     static let devices = 2000
@@ -20,7 +21,7 @@ enum AggregatorBenchmark {
     static func run() {
         let env = ProcessInfo.processInfo.environment
         guard let mqtt = env["WAYMARK_MQTT_URL"], let dbURL = env["WAYMARK_DATABASE_URL"] else {
-            print("aggregator: needs WAYMARK_MQTT_URL and WAYMARK_DATABASE_URL (source scripts/services.sh; services_start /tmp/waymark-bench)")
+            print("aggregator: needs WAYMARK_MQTT_URL and WAYMARK_DATABASE_URL: run it as `scripts/bench.sh aggregator`, which starts a private Mosquitto and PostgreSQL (durable settings)")
             return
         }
         let total = CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 2_000_000 : 2_000_000
@@ -30,6 +31,7 @@ enum AggregatorBenchmark {
     static func measure(mqtt: String, dbURL: String, total: Int) throws {
         let database = "waymark_bench_aggregator_\(getpid())"
         let admin = try PostgresConnection(url: dbURL)
+        print("aggregator: PostgreSQL \(PostgresDurability.describe(admin))")
         try admin.execute("CREATE DATABASE \(database)")
         defer { try? admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }
         let query = dbURL.firstIndex(of: "?").map { String(dbURL[$0...]) } ?? ""

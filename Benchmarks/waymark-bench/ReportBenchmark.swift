@@ -21,10 +21,8 @@ enum ReportBenchmark {
     static func run() {
         guard let url = ProcessInfo.processInfo.environment["WAYMARK_DATABASE_URL"], !url.isEmpty else {
             print("""
-                reports: needs a PostgreSQL server. Start a private one and run again:
-                    source scripts/services.sh; services_start /tmp/waymark-bench
-                    swift run -c release waymark-bench reports
-                    services_stop
+                reports: needs a PostgreSQL server: run it as `scripts/bench.sh reports`, which starts a
+                private one with PostgreSQL's durable settings (or set WAYMARK_DATABASE_URL).
                 """)
             return
         }
@@ -33,6 +31,7 @@ enum ReportBenchmark {
         do {
             let admin = try PostgresConnection(url: url)
             defer { admin.close() }
+            print("reports: PostgreSQL \(PostgresDurability.describe(admin))")
             try admin.execute("CREATE DATABASE \(database)")
             let keep = ProcessInfo.processInfo.environment["WAYMARK_BENCH_KEEP"] == "1"
             defer {

@@ -46,7 +46,22 @@ final class AggregatorChild {
     private init(pid: pid_t) { self.pid = pid }
 
     /// Starts `argv` (looked up on PATH) with standard output and error appended to `output`.
-    static func spawn(_ argv: [String], output: String) throws -> AggregatorChild {
+    /// With `cleanSignals` the child starts with no signal blocked and SIGTERM, SIGINT and SIGHUP
+    /// at their defaults: a program that only installs handlers (Mosquitto) would otherwise
+    /// inherit the test process's blocked signals and never see a SIGTERM.
+    static func spawn(_ argv: [String], output: String, cleanSignals: Bool = false) throws -> AggregatorChild {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if cleanSignals {
+            var none = sigset_t(), defaults = sigset_t()
+            sigemptyset(&none)
+            sigemptyset(&defaults)
+            for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, s) }
+            posix_spawnattr_setsigmask(&attributes, &none)
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -56,7 +71,7 @@ final class AggregatorChild {
         var pid: pid_t = 0
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
-        let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, environ)
+        let rc = posix_spawnp(&pid, argv[0], &actions, &attributes, cArgs, environ)
         try #require(rc == 0, "cannot start \(argv[0]): \(String(cString: strerror(rc)))")
         return AggregatorChild(pid: pid)
     }

@@ -40,13 +40,22 @@ struct DemoTests {
         #expect(output.contains("== Accuracy of what the aggregator stored"))
         #expect(output.contains("visit recall") && output.contains("current region, exact"), "no accuracy figures:\n\(output)")
         #expect(FileManager.default.fileExists(atPath: work + "/run/map.svg"))
-        // The example museum's rules: every device is welcomed once, and the demo says so.
-        #expect(output.contains("== Notifications sent by the site's rules"), "\(output)")
-        #expect(output.contains("welcome (enter): 10 sent to 10 devices"), "\(output)")
-
         // Every visit the report counted came from the pipeline: the database holds visits.
         let db = try database.connect()
         defer { db.close() }
+
+        // The example museum's rules: every device that entered a region is welcomed once, and
+        // the demo says so. Which devices have entered by the end depends on how far the engine's
+        // event time got when the demo stopped the aggregator (a device that arrives in the last
+        // seconds may still be pending smoothing, kept in the checkpoint), so the count is read
+        // from the stored current-region changes, not assumed to be all ten.
+        let entered = try db.query("""
+            SELECT count(DISTINCT device_id)::int8 FROM region_events
+            WHERE site_id = $1 AND kind = 'region_change' AND region_id IS NOT NULL
+            """, [siteID]).first?.int(0) ?? 0
+        #expect(entered >= 8, "only \(entered) of 10 devices entered a region:\n\(output)")
+        #expect(output.contains("== Notifications sent by the site's rules"), "\(output)")
+        #expect(output.contains("welcome (enter): \(entered) sent to \(entered) devices"), "\(output)")
         let visits = try db.query("SELECT count(*)::int8 FROM visits WHERE site_id = $1", [siteID]).first?.int(0) ?? 0
         #expect(visits > 0)
 

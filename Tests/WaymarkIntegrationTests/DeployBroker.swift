@@ -53,7 +53,10 @@ final class DeployBroker: @unchecked Sendable {
         self.process = process
     }
 
-    static func start() throws -> DeployBroker {
+    /// `brokerOptions` go to make-broker-config.sh as well (e.g. `--site-broker`); `extraConfiguration`
+    /// files are copied into the broker's conf.d beside the generated waymark.conf (e.g. a bridge
+    /// from make-bridge-config.sh).
+    static func start(brokerOptions: [String] = [], extraConfiguration: [URL] = []) throws -> DeployBroker {
         try DeployEnvironment.requireTools(DeployEnvironment.brokerTools)
         let dir = try DeployEnvironment.temporaryDirectory("deploy-broker")
         let siteURL = dir.appendingPathComponent("site.yaml")
@@ -70,8 +73,7 @@ final class DeployBroker: @unchecked Sendable {
             "--cafile", certs.appendingPathComponent("ca.crt").path,
             "--certfile", certs.appendingPathComponent("server.crt").path,
             "--keyfile", certs.appendingPathComponent("server.key").path,
-            siteURL.path, config.path,
-        ])
+        ] + brokerOptions + [siteURL.path, config.path])
         try #require(generated.status == 0, "make-broker-config.sh failed: \(generated)")
 
         // What Debian's /etc/mosquitto/mosquitto.conf provides in production.
@@ -80,6 +82,9 @@ final class DeployBroker: @unchecked Sendable {
         for d in [confD, data] { try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true) }
         try FileManager.default.copyItem(at: config.appendingPathComponent("waymark.conf"),
                                          to: confD.appendingPathComponent("waymark.conf"))
+        for file in extraConfiguration {
+            try FileManager.default.copyItem(at: file, to: confD.appendingPathComponent(file.lastPathComponent))
+        }
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         if getuid() == 0 {  // the broker drops privileges to `mosquitto`, as in production
             for path in [data.path, log.path] {

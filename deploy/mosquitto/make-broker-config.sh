@@ -18,8 +18,8 @@
 #                  read and write P/devices/# (state, monitored sets, per-device notifications),
 #                  write P/events and P/notifications
 #                  and its own retained status P/aggregator/status (also its last will)
-#   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events and
-#                  P/notifications
+#   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events,
+#                  P/notifications and P/bridge/state
 #   homeassistant@S  `waymark homeassistant` (docs/home-assistant.md): read P/devices/+/state and
 #                  homeassistant/status, read and write this site's discovery configurations
 #                  homeassistant/+/waymark_<site>/+/config, write P/homeassistant/# (its states and
@@ -28,6 +28,10 @@
 #                  `foreign_gateways:`: write P/gateways/G/sightings and P/gateways/G/status for
 #                  each bridged gateway G; read espresense/# (ESPresense's default prefix), each
 #                  Theengs/OpenMQTTGateway topic's children and each receiver's status topic
+#   sitebroker@S   only with --site-broker: a site broker's Mosquitto bridge (make-bridge-config.sh)
+#                  on this central broker: write P/gateways/+/sightings and P/gateways/+/status
+#                  (on behalf of the site's gateways), read P/gateways/+/ack, read P/devices/#,
+#                  P/events and P/notifications (for its --outputs), write P/bridge/state
 #
 # Options:
 #   --config-dir DIR    where Mosquitto will find passwd and acl (default /etc/mosquitto/waymark;
@@ -41,6 +45,8 @@
 #                       (default 1883); `none` leaves it out
 #   --max-queued N      messages queued per offline persistent session (default 10000)
 #   --prefix PREFIX     topic prefix instead of waymark/v1/<site> (only with a single site file)
+#   --site-broker       also an account per site for a site broker's bridge (a central broker
+#                       that sites' own brokers bridge into; see make-bridge-config.sh)
 #
 # Needs python3 with PyYAML (Debian: python3-yaml) and mosquitto_passwd (Debian: mosquitto).
 set -euo pipefail
@@ -57,6 +63,7 @@ keyfile=/etc/mosquitto/certs/server.key
 local_port=1883
 max_queued=10000
 prefix_override=""
+site_broker=0
 args=()
 while (($#)); do
   case $1 in
@@ -69,6 +76,7 @@ while (($#)); do
     --local-port) local_port=${2:?--local-port needs a port or none}; shift 2 ;;
     --max-queued) max_queued=${2:?--max-queued needs a number}; shift 2 ;;
     --prefix) prefix_override=${2:?--prefix needs a topic prefix}; shift 2 ;;
+    --site-broker) site_broker=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; args+=("$@"); break ;;
     -*) die "unknown option '$1'; see --help" ;;
@@ -198,6 +206,7 @@ for file in "${sites[@]}"; do
     printf 'topic read %s/devices/#\n' "$prefix"
     printf 'topic read %s/events\n' "$prefix"
     printf 'topic read %s/notifications\n' "$prefix"
+    printf 'topic read %s/bridge/state\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     user="homeassistant@$site"
     printf '\n# waymark homeassistant: device states in, Home Assistant discovery and states out\n'
@@ -223,6 +232,21 @@ for file in "${sites[@]}"; do
         done
       done <<<"$foreign"
       unset read_once
+      printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
+      accounts=$((accounts + 1))
+    fi
+    if ((site_broker)); then
+      user="sitebroker@$site"
+      printf '\n# sitebroker: the site broker'"'"'s Mosquitto bridge carries the gateways'"'"' batches and status in and\n'
+      printf '# the acks (and, with its --outputs, the aggregator'"'"'s outputs) back; it reports its link state\n'
+      printf 'user %s\n' "$user"
+      printf 'topic write %s/gateways/+/sightings\n' "$prefix"
+      printf 'topic write %s/gateways/+/status\n' "$prefix"
+      printf 'topic read %s/gateways/+/ack\n' "$prefix"
+      printf 'topic read %s/devices/#\n' "$prefix"
+      printf 'topic read %s/events\n' "$prefix"
+      printf 'topic read %s/notifications\n' "$prefix"
+      printf 'topic readwrite %s/bridge/state\n' "$prefix"
       printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
       accounts=$((accounts + 1))
     fi
