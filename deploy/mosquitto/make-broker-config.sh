@@ -19,7 +19,7 @@
 #                  write P/events and P/notifications
 #                  and its own retained status P/aggregator/status (also its last will)
 #   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events,
-#                  P/notifications and P/bridge/state
+#                  P/notifications, P/bridge/state and P/aggregator/status
 #   homeassistant@S  `waymark homeassistant` (docs/home-assistant.md): read P/devices/+/state and
 #                  homeassistant/status, read and write this site's discovery configurations
 #                  homeassistant/+/waymark_<site>/+/config, write P/homeassistant/# (its states and
@@ -207,6 +207,7 @@ for file in "${sites[@]}"; do
     printf 'topic read %s/events\n' "$prefix"
     printf 'topic read %s/notifications\n' "$prefix"
     printf 'topic read %s/bridge/state\n' "$prefix"
+    printf 'topic read %s/aggregator/status\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     user="homeassistant@$site"
     printf '\n# waymark homeassistant: device states in, Home Assistant discovery and states out\n'
