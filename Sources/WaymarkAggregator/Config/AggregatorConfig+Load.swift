@@ -52,6 +52,9 @@ extension AggregatorConfig {
         c.rawSightings = try layers.bool("raw_sightings.enabled", default: c.rawSightings)
         c.rawRetentionDays = try layers.int("raw_sightings.retention_days", default: c.rawRetentionDays)
         try check(c.rawRetentionDays >= 1, "raw_sightings.retention_days", "must be at least 1 day")
+        c.reportRefreshIntervalS = try layers.double("reports.refresh_interval_s", default: c.reportRefreshIntervalS)
+        try check(c.reportRefreshIntervalS == 0 || (1...86_400).contains(c.reportRefreshIntervalS), "reports.refresh_interval_s",
+                  "must be 0 (off) or 1 … 86400 seconds")
         c.publishIntervalMS = try layers.int("publish.interval_ms", default: c.publishIntervalMS)
         try check((10...60_000).contains(c.publishIntervalMS), "publish.interval_ms", "must be 10 … 60000 ms")
 

@@ -60,6 +60,12 @@ public struct AggregatorConfig: Sendable {
     /// `raw_sightings.retention_days`: daily partitions older than this are dropped.
     public var rawRetentionDays = 30
 
+    /// `reports.refresh_interval_s`: how often the aggregator brings the report rollups up to date
+    /// (`waymark_report_refresh` on a connection of its own, never in the way of ingest), so that
+    /// reports read on a streaming replica, where nothing can refresh them, are at most this old;
+    /// 0 leaves refreshing to `waymark report` and to the operator.
+    public var reportRefreshIntervalS = 300.0
+
     /// `publish.interval_ms`: device state and monitored sets are published at most this often per device.
     public var publishIntervalMS = 1000
 
@@ -83,6 +89,7 @@ public struct AggregatorConfig: Sendable {
         "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
         "raw_sightings.enabled", "raw_sightings.retention_days",
+        "reports.refresh_interval_s",
         "publish.interval_ms",
     ] + WebhookSettings.keys + [
         "metrics.host", "metrics.port", "log.level", "log.reject_interval_s",

@@ -38,6 +38,11 @@ final class AggregatorMetrics: Sendable {
     let notificationsPublished: Counter
     let notificationsUnconfirmed: Gauge
     let notificationInboxDropped: Counter
+    /// Report rollup refreshes (`reports.refresh_interval_s`).
+    let rollupRefreshes: Counter
+    let rollupRefreshFailures: Counter
+    let rollupHoursRebuilt: Counter
+    let rollupRefreshSeconds: Gauge
     let webhookAttempts: [String: Counter]
     let webhookDropped: Counter
     let webhookQueue: Gauge
@@ -118,6 +123,10 @@ final class AggregatorMetrics: Sendable {
             "Notifications stored but not yet confirmed by the broker (PUBACK)."))
         notificationInboxDropped = registry.makeCounter(descriptor: name("notification_inbox_dropped", "total",
             "Stored notifications not handed to delivery because it was 100,000 behind (delivered at the next start)."))
+        rollupRefreshes = registry.makeCounter(descriptor: name("report_refreshes", "total", "Report rollup refreshes run by the aggregator (reports.refresh_interval_s)."))
+        rollupRefreshFailures = registry.makeCounter(descriptor: name("report_refresh_failures", "total", "Report rollup refreshes that failed (retried at the next interval)."))
+        rollupHoursRebuilt = registry.makeCounter(descriptor: name("report_refresh_hours", "total", "Hours of report rollups rebuilt by the aggregator's refreshes."))
+        rollupRefreshSeconds = registry.makeGauge(descriptor: name("report_refresh_duration", "seconds", "Duration of the last report rollup refresh."))
         var attempts: [String: Counter] = [:]
         for outcome in ["delivered", "retry", "failed"] {
             attempts[outcome] = registry.makeCounter(descriptor: name("webhook_attempts", "total",

@@ -31,6 +31,10 @@ extension AggregatorService {
         let writer = Thread { [self] in writerLoop(url: dbURL) }
         writer.name = "waymark-aggregator-writer"
         writer.start()
+        let rollupsDone = DispatchSemaphore(value: 0)
+        let rollups = Thread { [self] in rollupLoop(url: dbURL, done: rollupsDone) }
+        rollups.name = "waymark-aggregator-rollups"
+        rollups.start()
         delivery?.start(client: client, databaseURL: dbURL, retryS: config.retryS)
         fusionLoop(client)
         // Shutdown: seal the rest, let the writer commit and ack it, let delivery record what
@@ -38,6 +42,7 @@ extension AggregatorService {
         if let last = core.sealWrite() { writes.push(last, weight: last.rowCount) }
         writes.close()
         writerDone.wait()
+        rollupsDone.wait()
         delivery?.stop()
         waitForPublishes(client, timeout: 5)
         client.close()

@@ -22,6 +22,26 @@ public struct ReportRunner {
         }
     }
 
+    /// Whether the server is a standby (a streaming replica, read-only): the rollups cannot be
+    /// refreshed there, they are as fresh as the primary's last refresh.
+    public func isStandby() throws(ReportError) -> Bool {
+        try database("ask whether the server is a standby") {
+            try connection.query("SELECT pg_is_in_recovery()").first?.bool(0) ?? false
+        }
+    }
+
+    /// Hours whose rows changed since the last refresh (what a refresh would rebuild), for `site`
+    /// or every site, with the oldest of them.
+    public func pendingHours(site: String?) throws(ReportError) -> (count: Int, oldest: String?) {
+        try database("count the hours waiting for a refresh") {
+            let row = try connection.query("""
+                SELECT count(*)::int8, to_char(min(hour) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24":00Z"')
+                FROM report_dirty_hours WHERE $1::text IS NULL OR site_id = $1
+                """, [site]).first
+            return (try row?.int(0) ?? 0, row?.text(1))
+        }
+    }
+
     /// The site ids in the database.
     public func sites() throws(ReportError) -> [String] {
         try database("list the sites") {

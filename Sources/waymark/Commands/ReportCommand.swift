@@ -55,7 +55,7 @@ struct ReportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("For map: the SVG file to write.", valueName: "file"))
     var svg: String?
 
-    @Flag(help: "Do not refresh the rollups before reading (faster; figures may lag the latest writes).")
+    @Flag(help: "Do not refresh the rollups before reading (faster; figures may lag the latest writes). On a standby (read-only replica) they are never refreshed.")
     var noRefresh = false
 
     func run() throws {
@@ -80,7 +80,16 @@ struct ReportCommand: ParsableCommand {
             defer { connection.close() }
             let runner = try ReportRunner(connection: connection)
             let siteID = try runner.resolveSite(loadedSite?.id ?? siteID)
-            if !noRefresh { try runner.refresh(site: siteID) }
+            if try runner.isStandby() {
+                // A streaming replica is read-only: the rollups are the primary's, as of its last
+                // refresh (the aggregator's reports.refresh_interval_s). Say how far behind they are.
+                let pending = try runner.pendingHours(site: siteID)
+                if pending.count > 0 {
+                    printError("waymark report: reading a standby (read-only replica), where the rollups cannot be refreshed: \(pending.count) hour(s) from \(pending.oldest ?? "?") on are not in them yet; they are refreshed on the primary (the aggregator's reports.refresh_interval_s, or `waymark report` there)")
+                }
+            } else if !noRefresh {
+                try runner.refresh(site: siteID)
+            }
 
             if request.kind == .map, let loadedSite, let svg {
                 let data = try runner.mapData(request, site: loadedSite)
