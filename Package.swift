@@ -4,6 +4,7 @@
 //
 // The target graph mirrors the architecture (see README.md, "Architecture"):
 //   pure core    WaymarkJSON, WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation,
+//                WaymarkPrivacy (pseudonyms), WaymarkBridge (foreign receivers), WaymarkHomeAssistant,
 //                WaymarkNotify (notification rules over the engine's output)
 //   C bindings   CBlueZ, CMosquitto, CLibPQ  (one .systemLibrary each)
 //   C wrappers   WaymarkBluetooth, WaymarkMQTT, WaymarkPostgres
@@ -41,6 +42,18 @@ let package = Package(
         .target(name: "WaymarkAdvertising", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
         .target(name: "WaymarkFusion", dependencies: ["WaymarkCore"], swiftSettings: strict),
         .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkFusion", "WaymarkJSON"], swiftSettings: strict),
+        // The keyed-hash pseudonyms of DESIGN.md §3, shared by waymark-edge and waymark bridge.
+        .target(
+            name: "WaymarkPrivacy",
+            dependencies: ["WaymarkCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+        // ESPresense and Theengs/OpenMQTTGateway messages → edge batches (waymark bridge).
+        .target(
+            name: "WaymarkBridge",
+            dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkJSON", "WaymarkPrivacy"],
+            swiftSettings: strict),
+        // Device states → Home Assistant MQTT discovery and states (waymark homeassistant).
+        .target(name: "WaymarkHomeAssistant", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
         // Notification rules evaluated over the engine's outputs: one pure evaluator for the
         // aggregator and `waymark replay`. swift-crypto only for the SHA-256 of notification ids.
         .target(
@@ -81,8 +94,7 @@ let package = Package(
             name: "WaymarkEdge",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
-                "WaymarkService", "WaymarkJSON",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "WaymarkService", "WaymarkJSON", "WaymarkPrivacy",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -113,7 +125,10 @@ let package = Package(
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
                 "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON", "WaymarkNotify",
+                "WaymarkBridge", "WaymarkHomeAssistant", "WaymarkService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -150,6 +165,9 @@ let package = Package(
         .testTarget(name: "WaymarkNotifyTests", dependencies: ["WaymarkNotify", "WaymarkFusion", "WaymarkConfig"]),
         .testTarget(name: "WaymarkSimulationTests", dependencies: ["WaymarkSimulation", "WaymarkConfig", "WaymarkJSON"]),
         .testTarget(name: "WaymarkAccuracyTests", dependencies: ["WaymarkAccuracy", "WaymarkSimulation"]),
+        .testTarget(name: "WaymarkPrivacyTests", dependencies: ["WaymarkPrivacy"]),
+        .testTarget(name: "WaymarkBridgeTests", dependencies: ["WaymarkBridge", "WaymarkConfig", "WaymarkPrivacy"]),
+        .testTarget(name: "WaymarkHomeAssistantTests", dependencies: ["WaymarkHomeAssistant", "WaymarkConfig", "WaymarkJSON"]),
         .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
         .testTarget(
             name: "WaymarkAggregatorTests",

@@ -39,7 +39,8 @@ struct DeployBrokerConfigTests {
         let before = try secret("gw.g1@s1"), aggregatorBefore = try secret("aggregator@s1")
 
         let two = try write("site: s1\ngateways:\n  - { id: g1, position: [0, 0] }\n  - { id: g2, position: [5, 0] }\n", in: dir, "s1-more.yaml")
-        let other = try write("site: s2\ngateways:\n  - { id: g1, position: [0, 0] }\n", in: dir, "s2.yaml")
+        let other = try write("site: s2\ngateways:\n  - { id: g1, position: [0, 0] }\nforeign_gateways:\n  - { gateway: g1, theengs: home/TheengsGateway/BTtoMQTT }\n",
+                              in: dir, "s2.yaml")
         let second = try DeployCommand.run(script, [two, other, out.path])
         try #require(second.status == 0, "\(second)")
         #expect(try secret("gw.g1@s1") == before)
@@ -48,11 +49,30 @@ struct DeployBrokerConfigTests {
 
         let passwd = try String(contentsOf: out.appendingPathComponent("passwd"), encoding: .utf8)
         let users = passwd.split(separator: "\n").map { String($0.prefix { $0 != ":" }) }
-        #expect(users == ["gw.g1@s1", "gw.g2@s1", "aggregator@s1", "reader@s1", "gw.g1@s2", "aggregator@s2", "reader@s2"])
+        #expect(users == ["gw.g1@s1", "gw.g2@s1", "aggregator@s1", "reader@s1", "homeassistant@s1",
+                          "gw.g1@s2", "aggregator@s2", "reader@s2", "homeassistant@s2", "bridge@s2"])
         #expect(!passwd.contains(before.trimmingCharacters(in: .newlines)), "passwd must hold hashes, not passwords")
         let acl = try String(contentsOf: out.appendingPathComponent("acl"), encoding: .utf8)
         #expect(acl.contains("user gw.g1@s2\ntopic write waymark/v1/s2/gateways/g1/sightings\n"))
         #expect(acl.contains("user aggregator@s1\ntopic read waymark/v1/s1/gateways/+/sightings\n"))
+        #expect(acl.contains("topic write waymark/v1/s1/aggregator/status\n"), "the aggregator's status and last will")
+        #expect(acl.contains("""
+            user homeassistant@s1
+            topic read waymark/v1/s1/devices/+/state
+            topic read homeassistant/status
+            topic readwrite homeassistant/+/waymark_s1/+/config
+            topic write waymark/v1/s1/homeassistant/#
+
+            """), "\(acl)")
+        #expect(acl.contains("""
+            user bridge@s2
+            topic write waymark/v1/s2/gateways/g1/sightings
+            topic write waymark/v1/s2/gateways/g1/status
+            topic read home/TheengsGateway/BTtoMQTT/+
+            topic read home/TheengsGateway/LWT
+
+            """), "\(acl)")
+        #expect(!acl.contains("bridge@s1"), "no bridge account for a site without foreign_gateways")
 
         // Removing a gateway revokes it and says so.
         let third = try DeployCommand.run(script, [one, other, out.path])

@@ -17,8 +17,17 @@
 #   aggregator@S   read P/gateways/+/sightings and P/gateways/+/status, write P/gateways/+/ack,
 #                  read and write P/devices/# (state, monitored sets, per-device notifications),
 #                  write P/events and P/notifications
+#                  and its own retained status P/aggregator/status (also its last will)
 #   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events,
-#                  P/notifications and P/bridge/state
+#                  P/notifications, P/bridge/state and P/aggregator/status
+#   homeassistant@S  `waymark homeassistant` (docs/home-assistant.md): read P/devices/+/state and
+#                  homeassistant/status, read and write this site's discovery configurations
+#                  homeassistant/+/waymark_<site>/+/config, write P/homeassistant/# (its states and
+#                  its status with the last will); discovery prefix `homeassistant` assumed
+#   bridge@S       `waymark bridge` (docs/foreign-gateways.md), only for a site file with
+#                  `foreign_gateways:`: write P/gateways/G/sightings and P/gateways/G/status for
+#                  each bridged gateway G; read espresense/# (ESPresense's default prefix), each
+#                  Theengs/OpenMQTTGateway topic's children and each receiver's status topic
 #   sitebroker@S   only with --site-broker: a site broker's Mosquitto bridge (make-bridge-config.sh)
 #                  on this central broker: write P/gateways/+/sightings and P/gateways/+/status
 #                  (on behalf of the site's gateways), read P/gateways/+/ack, read P/devices/#,
@@ -84,8 +93,10 @@ for p in "$tls_port" "$max_queued"; do [[ $p =~ ^[0-9]+$ ]] || die "'$p' is not 
 command -v mosquitto_passwd >/dev/null || die "mosquitto_passwd not found; install the Debian package 'mosquitto'"
 python3 -c 'import yaml' 2>/dev/null || die "python3 with PyYAML is needed to read site files; install the Debian package 'python3-yaml'"
 
-# Site id and gateway ids of each site file, as "SITE GATEWAY..." lines. Ids must be what the site
-# validator accepts (letters, digits, '-', '_', '.'), which also keeps them safe in the ACL.
+# Site id and gateway ids of each site file, as a "SITE GATEWAY..." line, then one line per
+# foreign_gateways entry, "GATEWAY<TAB>READ TOPIC<TAB>STATUS TOPIC" (the status topic may be empty),
+# and last "slug<TAB>SLUG": the site id as Home Assistant's node id writes it. Ids must be what the
+# site validator accepts (letters, digits, '-', '_', '.'), which also keeps them safe in the ACL.
 read_site() {
   python3 - "$1" <<'PY'
 import re, sys, yaml
@@ -111,6 +122,25 @@ for i, g in enumerate(gws):
     if gid in ids: fail(f"gateways[{i}].id: duplicate gateway id '{gid}'")
     ids.append(gid)
 print(site, *ids)
+topic_ok = re.compile(r"^[^+#\s/][^+#\s]{0,255}$")
+for i, e in enumerate(doc.get("foreign_gateways") or []):
+    if not isinstance(e, dict) or e.get("gateway") not in ids:
+        fail(f"foreign_gateways[{i}].gateway: not one of the gateways listed (check with `waymark site check`)")
+    status = e.get("status_topic") or ""
+    if isinstance(e.get("espresense"), str):
+        read = "espresense/#"
+        status = status or f"espresense/rooms/{e['espresense']}/status"
+    elif isinstance(e.get("theengs"), str):
+        read = e["theengs"] + "/+"
+        if not status and e["theengs"].endswith("/BTtoMQTT"): status = e["theengs"][:-len("/BTtoMQTT")] + "/LWT"
+    else:
+        fail(f"foreign_gateways[{i}]: give `espresense: <room>` or `theengs: <topic>` (check with `waymark site check`)")
+    for t in [read.removesuffix("/#").removesuffix("/+")] + ([status] if status else []):
+        if not topic_ok.match(t) or t.endswith("/") or "//" in t:
+            fail(f"foreign_gateways[{i}]: '{t}' is not a topic without wildcards or white space")
+    print("\t".join([e["gateway"], read, status]))
+slug = "".join(c if c.isalnum() or c == "-" else ("__" if c == "_" else "_%02x" % ord(c)) for c in site)
+print("slug\t" + slug)
 PY
 }
 
@@ -140,8 +170,10 @@ trap 'rm -f "$plain" "$acl"' EXIT
 declare -A seen_site=()
 accounts=0
 for file in "${sites[@]}"; do
-  line=$(read_site "$file")
-  read -r site gateways <<<"$line"
+  info=$(read_site "$file")
+  read -r site gateways <<<"$(head -n1 <<<"$info")"
+  slug=$(sed -n 's/^slug\t//p' <<<"$info")
+  foreign=$(sed '1d; /^slug\t/d' <<<"$info")
   [[ -z ${seen_site[$site]:-} ]] || die "$file: site '$site' is also in ${seen_site[$site]}; give each site file its own site id"
   seen_site[$site]=$file
   prefix=${prefix_override:-waymark/v1/$site}
@@ -166,6 +198,7 @@ for file in "${sites[@]}"; do
     printf 'topic readwrite %s/devices/#\n' "$prefix"
     printf 'topic write %s/events\n' "$prefix"
     printf 'topic write %s/notifications\n' "$prefix"
+    printf 'topic write %s/aggregator/status\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     user="reader@$site"
     printf '\n# reader: read-only consumer for phone apps and dashboards\n'
@@ -174,8 +207,35 @@ for file in "${sites[@]}"; do
     printf 'topic read %s/events\n' "$prefix"
     printf 'topic read %s/notifications\n' "$prefix"
     printf 'topic read %s/bridge/state\n' "$prefix"
+    printf 'topic read %s/aggregator/status\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
-    accounts=$((accounts + 2))
+    user="homeassistant@$site"
+    printf '\n# waymark homeassistant: device states in, Home Assistant discovery and states out\n'
+    printf 'user %s\n' "$user"
+    printf 'topic read %s/devices/+/state\n' "$prefix"
+    printf 'topic read homeassistant/status\n'
+    printf 'topic readwrite homeassistant/+/waymark_%s/+/config\n' "$slug"
+    printf 'topic write %s/homeassistant/#\n' "$prefix"
+    printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
+    accounts=$((accounts + 3))
+    if [[ -n $foreign ]]; then
+      user="bridge@$site"
+      printf '\n# waymark bridge: the foreign receivers'"'"' topics in, their gateways'"'"' batches and status out\n'
+      printf 'user %s\n' "$user"
+      declare -A read_once=()
+      while IFS=$'\t' read -r gw read status; do
+        printf 'topic write %s/gateways/%s/sightings\n' "$prefix" "$gw"
+        printf 'topic write %s/gateways/%s/status\n' "$prefix" "$gw"
+        for t in "$read" "$status"; do
+          [[ -n $t && -z ${read_once[$t]:-} ]] || continue
+          read_once[$t]=1
+          printf 'topic read %s\n' "$t"
+        done
+      done <<<"$foreign"
+      unset read_once
+      printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
+      accounts=$((accounts + 1))
+    fi
     if ((site_broker)); then
       user="sitebroker@$site"
       printf '\n# sitebroker: the site broker'"'"'s Mosquitto bridge carries the gateways'"'"' batches and status in and\n'

@@ -120,9 +120,10 @@ extension AggregatorService {
                                receivedAt: Date().timeIntervalSince1970))
         }
         let logger = self.logger
-        client.onEvent = { [self] event in
+        client.onEvent = { [self, weak client] event in
             switch event {
             case .connected:
+                announceAvailability(.online, client)
                 lock.lock()
                 connectedSinceAcks = true
                 lock.unlock()
@@ -134,7 +135,7 @@ extension AggregatorService {
         }
         try client.subscribe(topics.allSightings, qos: 1)
         try client.subscribe(topics.allStatus, qos: 1)
-        try client.connect(try config.connection())
+        try client.connect(withAvailabilityWill(try config.connection()))
         return client
     }
 
@@ -152,6 +153,7 @@ extension AggregatorService {
                 // Leave the broker before the queue is drained: a message it delivers is acked to it
                 // (PUBACK) on receipt, so one taken in after the last drain would be lost to us. What it
                 // has not delivered stays queued in the persistent session for the next start.
+                announceAvailability(.offline, client)
                 client.disconnect()
                 leaveBy = Self.now() + 2
             }

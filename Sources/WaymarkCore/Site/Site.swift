@@ -12,6 +12,8 @@ public struct Site: Sendable {
     public let simulation: SimulationSettings
     /// What `waymark site calibrate --write` measured (the `calibration:` section).
     public let calibration: SiteCalibration
+    /// Receivers of other projects that `waymark bridge` feeds in as gateways (`foreign_gateways:`).
+    public let foreignGateways: [ForeignGateway]
     /// The venue's IANA time zone (`timezone:`, default `UTC`): quiet hours and local times in
     /// notifications. `SiteLoader` checks that the time zone database knows it.
     public let timeZone: String
@@ -26,10 +28,12 @@ public struct Site: Sendable {
 
     init(id: String, gateways: [Gateway], regions: [Region], edges: [RegionEdge],
          tracking: TrackingRules, fusion: FusionParameters, simulation: SimulationSettings = .init(),
-         calibration: SiteCalibration = .init(), timeZone: String = "UTC", notifications: [NotificationRule] = []) {
+         calibration: SiteCalibration = .init(), timeZone: String = "UTC", notifications: [NotificationRule] = [],
+         foreignGateways: [ForeignGateway] = []) {
         self.calibration = calibration
         self.timeZone = timeZone
         self.notifications = notifications
+        self.foreignGateways = foreignGateways
         self.id = id
         self.gateways = gateways
         self.regions = regions

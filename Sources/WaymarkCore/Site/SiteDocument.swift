@@ -9,6 +9,7 @@ public struct SiteDocument: Decodable, Sendable {
     public var fusion: FusionParameters?
     public var simulation: SimulationEntry?
     public var calibration: CalibrationEntry?
+    public var foreignGateways: [ForeignGatewayEntry]?
     /// IANA time zone of the venue (`Europe/Paris`); quiet hours and local times in notifications.
     public var timezone: String?
     public var notifications: [NotificationEntry]?
@@ -114,6 +115,7 @@ public struct SiteDocument: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case site, gateways, regions, edges, tracking, fusion, simulation, calibration, timezone, notifications
+        case foreignGateways = "foreign_gateways"
     }
 
     /// Allowed keys per mapping in the file, for the loader's unknown-key check. The key of the
@@ -129,6 +131,7 @@ public struct SiteDocument: Decodable, Sendable {
         "fusion": FusionParameters.keys,
         "simulation": SimulationEntry.CodingKeys.allCases.map(\.rawValue),
         "calibration": CalibrationEntry.CodingKeys.allCases.map(\.rawValue),
+        "foreign_gateways[]": ForeignGatewayEntry.CodingKeys.allCases.map(\.rawValue),
         "notifications[]": NotificationEntry.CodingKeys.allCases.map(\.rawValue),
         "notifications[].match": NotificationEntry.MatchEntry.CodingKeys.allCases.map(\.rawValue),
         "notifications[].devices": NotificationEntry.DevicesEntry.CodingKeys.allCases.map(\.rawValue),

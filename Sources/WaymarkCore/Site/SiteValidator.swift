@@ -166,8 +166,12 @@ public enum SiteValidator {
         }
         let notifications = Self.notificationRules(doc.notifications ?? [], regions: regions, error: error, warning: warning)
 
+        // receivers of other projects (waymark bridge)
+        let foreign = Self.foreignGateways(doc.foreignGateways ?? [], gateways: gateways, error: error, warning: warning)
+
         let site = Site(id: siteID, gateways: gateways, regions: regions, edges: edges, tracking: tracking, fusion: fusion,
-                        simulation: simulation, calibration: calibration, timeZone: timeZone, notifications: notifications)
+                        simulation: simulation, calibration: calibration, timeZone: timeZone, notifications: notifications,
+                        foreignGateways: foreign)
 
         // graph connectivity (a warning: a venue may have separate wings on purpose)
         if !regions.isEmpty && diags.allSatisfy({ $0.severity != .error }) {

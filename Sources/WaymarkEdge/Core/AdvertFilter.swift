@@ -1,5 +1,6 @@
 import WaymarkAdvertising
 import WaymarkCore
+import WaymarkPrivacy
 
 /// Decides which advertisers the gateway reports, from the site file's `tracking:` rules
 /// (DESIGN.md §3). Pure: no I/O, no clock (the caller passes each report's time).

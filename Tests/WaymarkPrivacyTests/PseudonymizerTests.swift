@@ -1,5 +1,5 @@
 import Testing
-@testable import WaymarkEdge
+@testable import WaymarkPrivacy
 
 @Suite struct PseudonymizerTests {
     func hex(_ b: [UInt8]) -> String { b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }

@@ -1,6 +1,5 @@
 import Testing
 import WaymarkCore
-@testable import WaymarkEdge
 
 @Suite struct SightingWindowerTests {
     let a = DeviceID("mac:aa-bb-cc-dd-ee-01")!

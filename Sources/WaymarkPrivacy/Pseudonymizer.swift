@@ -1,5 +1,5 @@
 import Crypto
-import WaymarkCore
+public import WaymarkCore
 
 /// Replaces a Bluetooth address by a keyed hash before anything leaves the gateway (DESIGN.md §3).
 ///
@@ -21,18 +21,30 @@ public struct Pseudonymizer: Sendable {
 
     /// The pseudonym of `address` (48-bit value, as in `BluetoothAddress.value`) at Unix time `time`.
     public mutating func pseudonym(address: UInt64, time: Double) -> DeviceID {
-        let today = Int((time / 86_400).rounded(.down))
-        if today != day {
-            day = today
-            dayKey = Self.hmacSHA256(key: secret, message: Array(Self.dayString(today).utf8))
-            cache.removeAll(keepingCapacity: true)
-        }
+        rollDay(time)
         if let known = cache[address] { return known }
         if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
         let bytes = (0..<6).map { UInt8(truncatingIfNeeded: address >> UInt64(8 * (5 - $0))) }
         let id = DeviceID.anonymous(hash: Self.hmacSHA256(key: dayKey, message: bytes).prefix(8))
         cache[address] = id
         return id
+    }
+
+    /// The pseudonym of an identifier that is not a Bluetooth address (an ESPresense fingerprint id
+    /// such as `irk:…`, as UTF-8 bytes) at Unix time `time`: the same construction over those
+    /// bytes. Not cached; a bridge calls it once per identifier and window at most.
+    public mutating func pseudonym(identifier: [UInt8], time: Double) -> DeviceID {
+        rollDay(time)
+        return DeviceID.anonymous(hash: Self.hmacSHA256(key: dayKey, message: identifier).prefix(8))
+    }
+
+    /// Derives the day key when `time` falls on another UTC day than the last call.
+    private mutating func rollDay(_ time: Double) {
+        let today = Int((time / 86_400).rounded(.down))
+        guard today != day else { return }
+        day = today
+        dayKey = Self.hmacSHA256(key: secret, message: Array(Self.dayString(today).utf8))
+        cache.removeAll(keepingCapacity: true)
     }
 
     /// HMAC-SHA256 (RFC 2104) of `message` under `key` (swift-crypto): the one keyed hash behind

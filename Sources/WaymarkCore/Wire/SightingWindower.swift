@@ -1,5 +1,3 @@
-import WaymarkCore
-
 /// Aggregates tracked sightings per device per fixed window (DESIGN.md §2) and numbers the
 /// resulting batches. Pure: time comes only from the caller.
 ///

@@ -1,0 +1,40 @@
+import Foundation
+import WaymarkCore
+import WaymarkMQTT
+
+/// The aggregator's own retained status on `…/aggregator/status` (docs/aggregator.md): `online`
+/// once connected, `offline` as the broker's last will and before a clean stop. Home Assistant
+/// (docs/home-assistant.md) and other consumers use it to tell a device that stands still from an
+/// aggregator that is gone.
+extension AggregatorService {
+    static let availabilityVersion = "0.1.0"
+
+    /// `connection` with the `offline` last will.
+    func withAvailabilityWill(_ connection: MQTTConnection) -> MQTTConnection {
+        var c = connection
+        c.will = .init(topic: topics.aggregatorStatus, payload: availabilityPayload(.offline), qos: 1, retain: true)
+        return c
+    }
+
+    /// Publishes `online` (called on every connection) or `offline` (before leaving the broker,
+    /// waiting up to two seconds for the broker to take it: a clean disconnect does not trigger the
+    /// last will).
+    func announceAvailability(_ state: GatewayStatus.State, _ client: MQTTClient?) {
+        guard let client else { return }
+        do {
+            try client.publish(topic: topics.aggregatorStatus, payload: availabilityPayload(state), qos: 1, retain: true)
+        } catch {
+            logger.warning("could not publish the aggregator's \(state.rawValue) status: \(error)")
+            return
+        }
+        guard state == .offline else { return }
+        let deadline = Date().addingTimeInterval(2)
+        while client.isConnected && client.unacknowledgedCount > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    func availabilityPayload(_ state: GatewayStatus.State) -> [UInt8] {
+        let status = ServiceStatus(state: state, service: "waymark-aggregator", site: site.id, version: Self.availabilityVersion,
+                                   t: state == .online ? Date().timeIntervalSince1970 : nil)
+        return status.jsonBytes
+    }
+}
