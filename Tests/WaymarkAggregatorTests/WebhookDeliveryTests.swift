@@ -37,6 +37,24 @@ import WaymarkService
         #expect(late.contains("webhooks.give_up_after_s 3600"))
     }
 
+    @Test func retriesOfNotificationsThatFailedTogetherAreSpread() {
+        let policy = WebhookRetryPolicy(initialS: 1, maxS: 60, giveUpAfterS: 3600)
+        let ids = (0..<200).map { "6f0c2a1e-0000-4000-8000-\(String(format: "%012d", $0))" }
+        for attempt in [1, 4, 9] {
+            let base = policy.backoff(afterAttempt: attempt)
+            let waits = ids.map { policy.backoff(afterAttempt: attempt, jitterKey: $0) }
+            // Within 75–125 % of the plain backoff, spread over that range, the same every time.
+            #expect(waits.allSatisfy { $0 >= 0.75 * base && $0 < 1.25 * base }, "\(attempt): \(waits.min()!)…\(waits.max()!)")
+            #expect(waits.min()! < 0.8 * base && waits.max()! > 1.2 * base)
+            #expect(Set(waits.map { ($0 * 1000).rounded() }).count > 150, "waits collide")
+            #expect(waits == ids.map { policy.backoff(afterAttempt: attempt, jitterKey: $0) })
+        }
+        // A retry decision uses the spread wait; the give-up rule still counts from storage.
+        let id = ids[0]
+        #expect(policy.decide(status: 503, attempt: 4, storedAt: 0, now: 10, jitterKey: id)
+                == .retry(at: 10 + policy.backoff(afterAttempt: 4, jitterKey: id)))
+    }
+
     @Test func theQueueIsBoundedAndDropsTheOldest() {
         let queue = WebhookJobQueue(capacity: 2)
         func job(_ id: String, stored: Double, due: Double) -> WebhookJob {

@@ -118,7 +118,7 @@ final class WebhookDispatcher: Sendable {
         let now = Date().timeIntervalSince1970
         var attempt = Attempt(id: job.id, attempt: job.attempt, startedAt: started, durationMS: (now - started) * 1000,
                               httpStatus: status, outcome: "delivered", error: problem)
-        switch policy.decide(status: status, attempt: job.attempt, storedAt: job.storedAt, now: now) {
+        switch policy.decide(status: status, attempt: job.attempt, storedAt: job.storedAt, now: now, jitterKey: job.id) {
         case .delivered:
             break
         case .retry(let at):
