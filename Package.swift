@@ -114,6 +114,21 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict),
+        // `waymark serve`: the read-only web console (live map over MQTT, devices, gateways,
+        // reports through WaymarkReports), on the same HTTP stack.
+        .target(
+            name: "WaymarkConsole",
+            dependencies: [
+                "WaymarkCore", "WaymarkJSON", "WaymarkMQTT", "WaymarkPostgres", "WaymarkReports", "WaymarkService", "WaymarkHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "WaymarkAccuracy",
             dependencies: ["WaymarkCore", "WaymarkSimulation", "WaymarkConfig", .product(name: "Yams", package: "Yams")],
@@ -129,7 +144,7 @@ let package = Package(
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
                 "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON", "WaymarkNotify",
-                "WaymarkService",
+                "WaymarkConsole", "WaymarkService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -167,6 +182,7 @@ let package = Package(
             name: "WaymarkHTTPTests",
             dependencies: ["WaymarkHTTP", "HTTPTestSupport", .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "WaymarkConsoleTests", dependencies: ["WaymarkConsole", "WaymarkConfig", "WaymarkCore", "WaymarkService"]),
         .testTarget(name: "WaymarkReportsTests", dependencies: ["WaymarkReports", "WaymarkConfig", "WaymarkCore"]),
         .testTarget(name: "WaymarkJSONTests", dependencies: ["WaymarkJSON", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),
