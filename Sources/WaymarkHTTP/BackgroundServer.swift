@@ -6,7 +6,8 @@ import ServiceLifecycle
 
 /// A Hummingbird application run in a task of its own, for callers that are not structured as one
 /// `ServiceGroup` (the edge agent and the aggregator run their own threads): `start` returns once
-/// the socket is bound, with the port it got, and `stop` ends it.
+/// the socket is bound, with the port it got, and `stop` ends it. Its tasks run on a
+/// `ServerExecutor`, not on the shared cooperative pool.
 ///
 /// `@unchecked Sendable`: `task` and `port` are written in `start` (before anything else can see
 /// the server) and in `stop`, under `lock`.
@@ -45,7 +46,8 @@ public final class BackgroundServer: @unchecked Sendable {
             started.finish(.success(channel.localAddress?.port ?? requestedPort))
         }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "waymark.http")))
-        let task = Task {
+        // Its own executor: the connections' tasks inherit the preference (see ServerExecutor).
+        let task = Task(executorPreference: ServerExecutor(label: "waymark-\(name)-http")) {
             do {
                 try await group.run()
                 started.finish(.failure(StartError(description: "\(name): the server stopped before it listened on \(host):\(requestedPort)")))

@@ -53,6 +53,36 @@ struct MetricsEndpointTests {
         print("metrics endpoint: 10 scrapes with 50 idle + 5 slow connections, slowest \(String(format: "%.3f", latencies.max() ?? 0)) s")
     }
 
+    /// The server's tasks run on their own executor: with every thread of Swift's cooperative pool
+    /// busy (work that never suspends), a scrape from a plain thread is still answered at once.
+    @Test func scrapesAreAnsweredWhileTheConcurrencyPoolIsBusy() async throws {
+        let endpoint = try await Self.endpoint()
+        defer { Task { await endpoint.stop() } }
+        let port = endpoint.port
+        final class Outcome: @unchecked Sendable {
+            // @unchecked: written by the scraping thread before `done` is signalled, read after.
+            var seconds: Double?
+            var error: String?
+            let done = DispatchSemaphore(value: 0)
+        }
+        let outcome = Outcome()
+        let spinUntil = Date().addingTimeInterval(3)
+        let busy = (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { _ in
+            Task.detached { while Date() < spinUntil {} }
+        }
+        let scraper = Thread {
+            Thread.sleep(forTimeInterval: 0.5)  // the spinning tasks hold the pool by now
+            do { outcome.seconds = try RawHTTPClient.get(port: port, path: "/metrics", timeout: 1).seconds } catch {
+                outcome.error = "\(error)"
+            }
+            outcome.done.signal()
+        }
+        scraper.start()
+        for task in busy { await task.value }
+        outcome.done.wait()
+        #expect(outcome.error == nil && (outcome.seconds ?? 9) < 1, "scrape while the pool was busy: \(outcome.error ?? "") \(outcome.seconds ?? -1) s")
+    }
+
     @Test func idleAndTricklingConnectionsAreClosedAfterTheIdleTimeout() async throws {
         let endpoint = try await Self.endpoint(limits: HTTPLimits(idleTimeout: .milliseconds(500), maxConnections: 64))
         defer { Task { await endpoint.stop() } }
