@@ -33,6 +33,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The HTTP servers: the metrics endpoints and `waymark serve`. Without its default traits
+        // (swift-configuration support), which nothing here uses.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         // MARK: Pure core (no C, no I/O)
@@ -90,11 +93,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // The one HTTP stack (Hummingbird over SwiftNIO): the metrics endpoint of both services,
+        // with limits that keep idle and slow clients from holding up a scrape.
+        .target(
+            name: "WaymarkHTTP",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "WaymarkEdge",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
-                "WaymarkService", "WaymarkJSON", "WaymarkPrivacy",
+                "WaymarkService", "WaymarkJSON", "WaymarkPrivacy", "WaymarkHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -102,12 +118,27 @@ let package = Package(
             name: "WaymarkAggregator",
             dependencies: [
                 "WaymarkCore", "WaymarkFusion", "WaymarkConfig", "WaymarkMQTT", "WaymarkPostgres",
-                "WaymarkService", "WaymarkJSON", "WaymarkNotify",
+                "WaymarkService", "WaymarkJSON", "WaymarkNotify", "WaymarkHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict),
+        // `waymark serve`: the read-only web console (live map over MQTT, devices, gateways,
+        // reports through WaymarkReports), on the same HTTP stack.
+        .target(
+            name: "WaymarkConsole",
+            dependencies: [
+                "WaymarkCore", "WaymarkJSON", "WaymarkMQTT", "WaymarkPostgres", "WaymarkReports", "WaymarkService", "WaymarkHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .target(
@@ -125,7 +156,7 @@ let package = Package(
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
                 "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON", "WaymarkNotify",
-                "WaymarkBridge", "WaymarkHomeAssistant", "WaymarkService",
+                "WaymarkBridge", "WaymarkHomeAssistant", "WaymarkConsole", "WaymarkService", "WaymarkHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -158,6 +189,14 @@ let package = Package(
         // MARK: Tests
         // Random JSON and Foundation as the reference, for the agreement tests of WaymarkJSON and BatchDecoder.
         .target(name: "JSONFuzzSupport", path: "Tests/JSONFuzzSupport"),
+        // Raw TCP clients (idle, trickling, one-shot) for the HTTP servers' tests.
+        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
+        .testTarget(
+            name: "WaymarkHTTPTests",
+            dependencies: ["WaymarkHTTP", "HTTPTestSupport", .product(name: "Prometheus", package: "swift-prometheus"),
+                           .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "WaymarkConsoleTests", dependencies: ["WaymarkConsole", "WaymarkConfig", "WaymarkCore", "WaymarkService"]),
+        .testTarget(name: "WaymarkReportsTests", dependencies: ["WaymarkReports", "WaymarkConfig", "WaymarkCore"]),
         .testTarget(name: "WaymarkJSONTests", dependencies: ["WaymarkJSON", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),
         .testTarget(name: "WaymarkAdvertisingTests", dependencies: ["WaymarkAdvertising", "WaymarkJSON"]),
@@ -176,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "WaymarkIntegrationTests",
             dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres",
-                           "WaymarkNotify", "WaymarkConfig",
+                           "WaymarkNotify", "WaymarkConfig", "HTTPTestSupport",
                            .product(name: "Crypto", package: "swift-crypto"),
                            // The local webhook receiver of the notification delivery test.
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),

@@ -5,6 +5,7 @@ import WaymarkMQTT
 import WaymarkNotify
 import WaymarkPostgres
 import WaymarkService
+import WaymarkHTTP
 
 extension AggregatorService {
     /// Restores the checkpoint from PostgreSQL (waiting for it if needed), connects to the broker
@@ -20,7 +21,7 @@ extension AggregatorService {
         guard try connectAndRestore(url: dbURL) else { return }
         if config.metricsPort > 0 {
             let endpoint = MetricsEndpoint(registry: metrics.registry, host: config.metricsHost, port: config.metricsPort)
-            try endpoint.start()
+            try endpoint.startBlocking()
             metricsEndpoint = endpoint
             logger.info("metrics on http://\(config.metricsHost):\(endpoint.port)/metrics")
         }
@@ -46,7 +47,7 @@ extension AggregatorService {
         delivery?.stop()
         waitForPublishes(client, timeout: 5)
         client.close()
-        metricsEndpoint?.stop()
+        metricsEndpoint?.stopBlocking()
         logger.info("stopped", metadata: ["committed_sightings": .stringConvertible(committedSightings),
                                           "late_batches": .stringConvertible(core.lateBatches)])
         lock.lock()

@@ -5,6 +5,7 @@ import WaymarkCore
 import WaymarkMQTT
 import WaymarkPostgres
 import WaymarkService
+import WaymarkHTTP
 
 /// The running aggregator: MQTT in, fusion, MQTT out, PostgreSQL.
 ///

@@ -6,6 +6,7 @@ import UnixSignals
 import WaymarkConfig
 import WaymarkCore
 import WaymarkService
+import WaymarkHTTP
 
 /// Builds and runs the whole agent from configuration layers: the testable body behind the
 /// `waymark-edge` program's thin `@main`.
@@ -36,16 +37,21 @@ public enum EdgeApplication {
         var endpoint: MetricsEndpoint?
         if config.metricsPort != 0 {
             let e = MetricsEndpoint(registry: registry, host: config.metricsHost, port: config.metricsPort)
-            try e.start()
+            try await e.start()
             logger.info("metrics at http://\(config.metricsHost):\(e.port)/metrics")
             endpoint = e
         }
-        defer { endpoint?.stop() }
-        let agent = try EdgeAgent(config: config, site: site, source: source, logger: logger, registry: registry)
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: agent, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            let agent = try EdgeAgent(config: config, site: site, source: source, logger: logger, registry: registry)
+            let group = ServiceGroup(configuration: .init(
+                services: [.init(service: agent, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        } catch {
+            await endpoint?.stop()
+            throw error
+        }
+        await endpoint?.stop()
     }
 }
 

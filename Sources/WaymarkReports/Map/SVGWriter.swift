@@ -15,9 +15,20 @@ struct SVGWriter {
     /// Appends a `<text>` element with escaped content.
     /// `halo` draws a white outline behind the glyphs so labels stay legible over lines.
     mutating func text(_ content: String, x: Double, y: Double, size: Double, weight: String = "normal",
-                       fill: String = "#222222", anchor: String = "start", cssClass: String, halo: Bool = false) {
+                       fill: String = "#222222", anchor: String = "start", cssClass: String, halo: Bool = false, region: String? = nil) {
         let outline = halo ? " stroke=\"#ffffff\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"" : ""
-        body.append("<text class=\"\(cssClass)\"\(outline) x=\"\(SVGWriter.n(x))\" y=\"\(SVGWriter.n(y))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"\(SVGWriter.n(size))\" font-weight=\"\(weight)\" fill=\"\(fill)\" text-anchor=\"\(anchor)\">\(SVGWriter.escape(content))</text>")
+        let data = region.map { " data-region=\"\(SVGWriter.escape($0))\"" } ?? ""
+        body.append("<text class=\"\(cssClass)\"\(data)\(outline) x=\"\(SVGWriter.n(x))\" y=\"\(SVGWriter.n(y))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"\(SVGWriter.n(size))\" font-weight=\"\(weight)\" fill=\"\(fill)\" text-anchor=\"\(anchor)\">\(SVGWriter.escape(content))</text>")
+    }
+
+    /// Appends a laid-out label block, one centred `<text>` per line. `region` marks the lines of a
+    /// region's label (`data-region`), so a page can find and update them.
+    mutating func label(_ label: MapLabel, in box: MapBox, region: String?) {
+        let x = box.x + box.width / 2
+        for (line, baseline) in zip(label.lines, label.baselines(in: box)) {
+            text(line.text, x: x, y: baseline, size: line.size, weight: line.weight, fill: line.fill, anchor: "middle",
+                 cssClass: line.cssClass, halo: true, region: region)
+        }
     }
 
     /// The complete document.

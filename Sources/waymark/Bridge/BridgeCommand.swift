@@ -4,6 +4,7 @@ import Logging
 import Prometheus
 import WaymarkConfig
 import WaymarkCore
+import WaymarkHTTP
 import WaymarkService
 
 /// `waymark bridge`: ESPresense nodes and Theengs Gateway / OpenMQTTGateway receivers as gateways
@@ -63,11 +64,11 @@ struct BridgeCommand: ParsableCommand {
         var endpoint: MetricsEndpoint?
         if settings.metricsPort != 0 {
             let e = MetricsEndpoint(registry: registry, host: settings.metricsHost, port: settings.metricsPort)
-            try e.start()
+            try e.startBlocking()
             logger.info("metrics at http://\(settings.metricsHost):\(e.port)/metrics")
             endpoint = e
         }
-        defer { endpoint?.stop() }
+        defer { endpoint?.stopBlocking() }
         let signals = ServiceLaunch.onTerminate(logger: logger) { service.stop() }
         defer { signals.forEach { $0.cancel() } }
         do {

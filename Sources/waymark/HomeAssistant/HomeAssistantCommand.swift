@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Prometheus
+import WaymarkHTTP
 import WaymarkService
 
 /// `waymark homeassistant`: Waymark's device states as Home Assistant entities over MQTT discovery
@@ -60,11 +61,11 @@ struct HomeAssistantCommand: ParsableCommand {
         var endpoint: MetricsEndpoint?
         if settings.metricsPort != 0 {
             let e = MetricsEndpoint(registry: registry, host: settings.metricsHost, port: settings.metricsPort)
-            try e.start()
+            try e.startBlocking()
             logger.info("metrics at http://\(settings.metricsHost):\(e.port)/metrics")
             endpoint = e
         }
-        defer { endpoint?.stop() }
+        defer { endpoint?.stopBlocking() }
         let signals = ServiceLaunch.onTerminate(logger: logger) { service.stop() }
         defer { signals.forEach { $0.cancel() } }
         do {

@@ -1,0 +1,105 @@
+import WaymarkCore
+
+/// What the console knows right now, from the aggregator's retained MQTT messages: each device's
+/// live region with its confidence and proximity, and each gateway's last status. Pure: messages
+/// in, state out; `LiveFeed` feeds it from the broker.
+public struct LiveVenue: Sendable {
+    public struct Device: Sendable, Equatable {
+        public var id: String
+        /// The live region (nil: in none).
+        public var currentRegion: String?
+        public var confidence: Double?
+        /// Proximity to the current region (`immediate`, `near`, `far`, `unknown`), when listed.
+        public var proximity: String?
+        public var distanceM: Double?
+        /// Evidence time of the state, Unix seconds.
+        public var updatedAt: Double?
+    }
+
+    public struct Gateway: Sendable, Equatable {
+        public var id: String
+        public var state: String
+        public var version: String?
+        public var boot: String?
+        public var spoolDepth: Int?
+        public var spoolDropped: Int?
+        /// The status's own time (gateway clock) and when the console received it.
+        public var statusTime: Double?
+        public var receivedAt: Double
+        /// Received minus stated time: how far the gateway's clock is behind (positive) or ahead,
+        /// plus delivery delay. Nil for retained messages, whose delivery time says nothing.
+        public var clockOffsetS: Double?
+    }
+
+    public let site: Site
+    public let prefix: String
+    public private(set) var devices: [String: Device] = [:]
+    public private(set) var gateways: [String: Gateway] = [:]
+    /// Bumped on every change, so watchers can tell whether to send an update.
+    public private(set) var version = 0
+    /// Messages that could not be read, by cause (logged once per cause by the feed).
+    public private(set) var rejected: [String: Int] = [:]
+
+    public init(site: Site, prefix: String) {
+        self.site = site
+        self.prefix = prefix
+    }
+
+    /// The subscriptions that feed this state.
+    public var topics: [String] { ["\(prefix)/devices/+/state", "\(prefix)/gateways/+/status"] }
+
+    /// Devices whose live region is each region (regions without any are absent).
+    public var occupancy: [String: Int] {
+        var out: [String: Int] = [:]
+        for device in devices.values {
+            if let region = device.currentRegion { out[region, default: 0] += 1 }
+        }
+        return out
+    }
+
+    /// Applies one message; returns the cause when it was not usable (and changes nothing).
+    @discardableResult
+    public mutating func apply(topic: String, payload: [UInt8], retained: Bool, receivedAt: Double) -> String? {
+        guard topic.hasPrefix(prefix + "/") else { return reject("topic outside the prefix") }
+        let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count == 3 else { return reject("unexpected topic") }
+        let name = String(levels[1])
+        switch (levels[0], levels[2]) {
+        case ("devices", "state"):
+            if payload.isEmpty {
+                // A cleared retained state: the device is gone.
+                if devices.removeValue(forKey: name) != nil { version += 1 }
+                return nil
+            }
+            guard let device = LiveMessages.deviceState(payload, topicDevice: name) else { return reject("unreadable device state") }
+            if devices[name] != device {
+                devices[name] = device
+                version += 1
+            }
+            return nil
+        case ("gateways", "status"):
+            guard site.gateways.contains(where: { $0.id == name }) else { return reject("gateway not in the site file") }
+            guard var gateway = LiveMessages.gatewayStatus(payload, gateway: name, receivedAt: receivedAt) else {
+                return reject("unreadable gateway status")
+            }
+            if retained { gateway.clockOffsetS = nil }
+            gateways[name] = gateway
+            version += 1
+            return nil
+        default:
+            return reject("unexpected topic")
+        }
+    }
+
+    private mutating func reject(_ cause: String) -> String {
+        rejected[cause, default: 0] += 1
+        return cause
+    }
+
+    /// Device ids containing `query` (case-insensitive), sorted, at most `limit`.
+    public func searchDevices(_ query: String, limit: Int = 50) -> [Device] {
+        let q = query.lowercased()
+        return devices.values.filter { q.isEmpty || $0.id.lowercased().contains(q) }
+            .sorted { $0.id < $1.id }.prefix(limit).map { $0 }
+    }
+}
