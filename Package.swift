@@ -195,7 +195,7 @@ let package = Package(
             name: "WaymarkHTTPTests",
             dependencies: ["WaymarkHTTP", "HTTPTestSupport", .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "NIOCore", package: "swift-nio")]),
-        .testTarget(name: "WaymarkConsoleTests", dependencies: ["WaymarkConsole", "WaymarkConfig", "WaymarkCore", "WaymarkService"]),
+        .testTarget(name: "WaymarkConsoleTests", dependencies: ["WaymarkConsole", "WaymarkConfig", "WaymarkCore", "WaymarkService", "WaymarkReports"]),
         .testTarget(name: "WaymarkReportsTests", dependencies: ["WaymarkReports", "WaymarkConfig", "WaymarkCore"]),
         .testTarget(name: "WaymarkJSONTests", dependencies: ["WaymarkJSON", "JSONFuzzSupport"]),
         .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore", "WaymarkConfig"]),

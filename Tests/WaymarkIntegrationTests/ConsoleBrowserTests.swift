@@ -170,6 +170,7 @@ struct ConsoleBrowserTests {
         let csvLines = seen["csv_lines"] as? [String] ?? []
         #expect(csvLines.first == columns.joined(separator: ","), "CSV header")
         #expect(csvLines.count - 1 == (seen["report_rows"] as? [Any])?.count, "CSV rows = table rows")
+        #expect((seen["report_chart_bars"] as? Int ?? 0) > 0, "the report draws its chart: \(seen["report_chart_bars"] ?? "nil")")
 
         // Screenshots are PNGs with something drawn.
         let shots = seen["screenshots"] as? [String: [String: Any]] ?? [:]

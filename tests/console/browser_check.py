@@ -231,6 +231,7 @@ def main():
         seen["report_title"] = browser.evaluate("(document.getElementById('report-title') || {}).textContent || null")
         seen["report_error"] = browser.evaluate("(document.getElementById('report-error') || {}).textContent || null")
         seen["report_columns"] = browser.evaluate("Array.from(document.querySelectorAll('#report thead th')).map(th => th.textContent)")
+        seen["report_chart_bars"] = browser.evaluate("document.querySelectorAll('svg.chart rect.bar').length")
         seen["report_rows"] = browser.evaluate(
             "Array.from(document.querySelectorAll('#report tbody tr')).filter(tr => !tr.querySelector('td.empty')).map(tr => Array.from(tr.cells).map(td => td.textContent))")
         browser.screenshot(os.path.join(args.out, "report.png"))

@@ -20,6 +20,10 @@ enum ConsoleAssets {
         .floor { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .5rem; max-width: 100%; overflow: auto; }
         .floor svg { display: block; max-width: 100%; height: auto; }
         .side { min-width: 16rem; }
+        .charts { display: flex; flex-wrap: wrap; gap: 1rem; margin: .4rem 0 1rem; }
+        svg.chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4rem; font-size: 12px; max-width: 100%; height: auto; }
+        svg.chart .chart-title { font-weight: 600; }
+        svg.chart .bar { fill: #4a78c2; }
         table { border-collapse: collapse; background: #fff; font-size: .9rem; }
         th, td { border: 1px solid var(--line); padding: .3rem .55rem; text-align: left; }
         th { background: #eef1f6; }

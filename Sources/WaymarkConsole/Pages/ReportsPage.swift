@@ -1,7 +1,7 @@
 import WaymarkReports
 
-/// Reports: any table report of `waymark report` for a chosen period, as a table with a CSV
-/// download of exactly the same rows.
+/// Reports: any table report of `waymark report` for a chosen period, as bar charts
+/// (`ReportChart`) and a table with a CSV download of exactly the same rows.
 enum ReportsPage {
     static var tableReports: [ReportKind] { ReportKind.allCases.filter { $0 != .map } }
 
@@ -43,6 +43,7 @@ enum ReportsPage {
                 <h2 id="report-title">\(HTML.escape(table.title))</h2>
                 <p><a class="button" id="csv-download" href="/reports.csv?\(HTML.escape(form.query))" download>Download CSV</a>
                 <span class="status">\(table.rows.count) rows</span></p>
+                <div class="charts">\(ReportChart.html(for: table))</div>
                 \(HTML.table(columns: table.columns.map(\.name), rows: table.rows.map { $0.map { HTML.escape(display($0)) } }, id: "report", numeric: numeric))
                 """
         }
