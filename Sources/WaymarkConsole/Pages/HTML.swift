@@ -1,3 +1,4 @@
+import WaymarkReports
 /// Small helpers for the server-rendered pages: escaping and the page frame.
 enum HTML {
     static func escape(_ s: String) -> String {
@@ -92,22 +93,10 @@ enum HTML {
 
 /// ISO-8601 UTC without Foundation's formatters (which are not thread-safe on every platform).
 enum ISOTime {
+    /// The reports' own formatter (`ReportDate.iso`), so the console and `waymark report` write
+    /// times alike.
     static func format(_ seconds: Double) -> String {
-        let s = Int64(seconds.rounded(.down))
-        let days = s >= 0 ? s / 86_400 : (s - 86_399) / 86_400
-        let rest = s - days * 86_400
-        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(y)-\(two(m))-\(two(d))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60))Z"
+        ReportDate.iso(Int64(seconds.rounded(.down)))
     }
 
     /// Unix seconds of the UTC midnight that starts the day of `seconds`.

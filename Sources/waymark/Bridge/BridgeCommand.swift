@@ -4,7 +4,6 @@ import Logging
 import Prometheus
 import WaymarkConfig
 import WaymarkCore
-import WaymarkHTTP
 import WaymarkService
 
 /// `waymark bridge`: ESPresense nodes and Theengs Gateway / OpenMQTTGateway receivers as gateways
@@ -61,21 +60,7 @@ struct BridgeCommand: ParsableCommand {
         }
         let registry = PrometheusCollectorRegistry()
         let service = try BridgeService(config: settings, site: site, logger: logger, registry: registry)
-        var endpoint: MetricsEndpoint?
-        if settings.metricsPort != 0 {
-            let e = MetricsEndpoint(registry: registry, host: settings.metricsHost, port: settings.metricsPort)
-            try e.startBlocking()
-            logger.info("metrics at http://\(settings.metricsHost):\(e.port)/metrics")
-            endpoint = e
-        }
-        defer { endpoint?.stopBlocking() }
-        let signals = ServiceLaunch.onTerminate(logger: logger) { service.stop() }
-        defer { signals.forEach { $0.cancel() } }
-        do {
-            try service.run()
-        } catch {
-            logger.critical("\(error)")
-            throw ExitCode(1)
-        }
+        try ServiceLaunch.run(logger: logger, registry: registry, metricsHost: settings.metricsHost, metricsPort: settings.metricsPort,
+                              stop: { service.stop() }, run: { try service.run() })
     }
 }

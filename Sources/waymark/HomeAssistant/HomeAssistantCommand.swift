@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Logging
 import Prometheus
-import WaymarkHTTP
 import WaymarkService
 
 /// `waymark homeassistant`: Waymark's device states as Home Assistant entities over MQTT discovery
@@ -58,21 +57,7 @@ struct HomeAssistantCommand: ParsableCommand {
         }
         let registry = PrometheusCollectorRegistry()
         let service = try HomeAssistantService(config: settings, site: site, logger: logger, registry: registry)
-        var endpoint: MetricsEndpoint?
-        if settings.metricsPort != 0 {
-            let e = MetricsEndpoint(registry: registry, host: settings.metricsHost, port: settings.metricsPort)
-            try e.startBlocking()
-            logger.info("metrics at http://\(settings.metricsHost):\(e.port)/metrics")
-            endpoint = e
-        }
-        defer { endpoint?.stopBlocking() }
-        let signals = ServiceLaunch.onTerminate(logger: logger) { service.stop() }
-        defer { signals.forEach { $0.cancel() } }
-        do {
-            try service.run()
-        } catch {
-            logger.critical("\(error)")
-            throw ExitCode(1)
-        }
+        try ServiceLaunch.run(logger: logger, registry: registry, metricsHost: settings.metricsHost, metricsPort: settings.metricsPort,
+                              stop: { service.stop() }, run: { try service.run() })
     }
 }

@@ -1,11 +1,35 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Prometheus
+import WaymarkHTTP
 import WaymarkService
 
 /// What `waymark bridge` and `waymark homeassistant` share with the other services: the settings
-/// layers (flags > environment > file > defaults), SIGTERM/SIGINT handling.
+/// layers (flags > environment > file > defaults), SIGTERM/SIGINT handling, the metrics endpoint.
 enum ServiceLaunch {
+    /// Serves `registry` on `metricsHost:metricsPort` (0 = no endpoint), calls `stop` on SIGTERM
+    /// or SIGINT, and runs `run` until it returns; a failure is logged and exits with status 1.
+    static func run(logger: Logger, registry: PrometheusCollectorRegistry, metricsHost: String, metricsPort: Int,
+                    stop: @escaping @Sendable () -> Void, run: () throws -> Void) throws {
+        var endpoint: MetricsEndpoint?
+        if metricsPort != 0 {
+            let e = MetricsEndpoint(registry: registry, host: metricsHost, port: metricsPort)
+            try e.startBlocking()
+            logger.info("metrics at http://\(metricsHost):\(e.port)/metrics")
+            endpoint = e
+        }
+        defer { endpoint?.stopBlocking() }
+        let signals = onTerminate(logger: logger, stop)
+        defer { signals.forEach { $0.cancel() } }
+        do {
+            try run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+    }
+
     /// The configuration layers from `--config`, `--set KEY=VALUE` items and named flags; a
     /// malformed `--set` is a usage error.
     static func layers(configFile: String?, envPrefix: String, named: [String: String], set: [String],
