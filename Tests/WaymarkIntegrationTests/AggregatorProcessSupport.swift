@@ -116,13 +116,24 @@ final class AggregatorPrivateCluster {
         if getuid() == 0 {
             try AggregatorProcesses.run(["chown", "postgres", dir])
         }
-        port = Int.random(in: 41_000..<59_000)
+        port = Self.stablePort()
         let initdb = try AggregatorProcesses.run(["\(bin)/initdb", "-D", "\(dir)/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], asPostgres: true)
         try #require(initdb.status == 0, "initdb failed: \(initdb.output)")
         try start()
     }
 
     var url: String { "postgresql://postgres@127.0.0.1:\(port)/postgres" }
+
+    /// A free port below Linux's ephemeral range (32768–60999), so that while the server is
+    /// stopped mid-test no client socket or port-0 listener of a concurrent test can be handed
+    /// the same port by the kernel and make the restart fail.
+    static func stablePort() -> Int {
+        for _ in 0..<200 {
+            let candidate = Int.random(in: 20_000..<32_000)
+            if DeployEnvironment.canBind(port: candidate) { return candidate }
+        }
+        return Int.random(in: 20_000..<32_000)
+    }
 
     func start() throws {
         let r = try AggregatorProcesses.run(["\(bin)/pg_ctl", "-D", "\(dir)/data", "-l", "\(dir)/postgres.log", "-w", "-t", "60",
