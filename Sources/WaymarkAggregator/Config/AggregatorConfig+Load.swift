@@ -32,6 +32,8 @@ extension AggregatorConfig {
         try check(c.maxPayloadBytes >= 1024, "ingest.max_payload_bytes", "must be at least 1024 bytes")
         c.ingestQueueMessages = try layers.int("ingest.queue_messages", default: c.ingestQueueMessages)
         try check(c.ingestQueueMessages >= 10, "ingest.queue_messages", "must be at least 10")
+        c.decodeThreads = try layers.int("ingest.decode_threads", default: c.decodeThreads)
+        try check((0...64).contains(c.decodeThreads), "ingest.decode_threads", "must be 0 (the fusion thread decodes) … 64")
 
         c.gapTimeoutS = try layers.double("ingest.gap_timeout_s", default: c.gapTimeoutS)
         try check(c.gapTimeoutS >= 0, "ingest.gap_timeout_s", "must be ≥ 0 seconds")

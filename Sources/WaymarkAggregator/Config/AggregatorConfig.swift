@@ -38,6 +38,12 @@ public struct AggregatorConfig: Sendable {
     public var maxPayloadBytes = 1 << 20
     /// `ingest.queue_messages`: MQTT messages buffered before the broker connection is slowed.
     public var ingestQueueMessages = 20_000
+    /// `ingest.decode_threads`: threads that decode sighting batches while they wait for the fusion
+    /// thread (`DecodeStage`); 0 = the fusion thread decodes. Default: one fewer than the cores.
+    public var decodeThreads = AggregatorConfig.defaultDecodeThreads
+
+    /// One thread per core besides the fusion thread's, at most 8 (`ingest.decode_threads`).
+    public static var defaultDecodeThreads: Int { max(0, min(8, ProcessInfo.processInfo.activeProcessorCount - 1)) }
 
     /// `ingest.gap_timeout_s`: how long a gap in a gateway's batch sequence is waited for (the
     /// gateway resends from the gap) before later batches are taken and the gap counts as lost.
@@ -86,7 +92,7 @@ public struct AggregatorConfig: Sendable {
         "site", "topic_prefix",
     ] + MQTTSettings.keys + [
         "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
-        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
+        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.decode_threads", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
         "raw_sightings.enabled", "raw_sightings.retention_days",
         "reports.refresh_interval_s",

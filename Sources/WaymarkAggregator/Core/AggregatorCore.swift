@@ -93,11 +93,13 @@ public struct AggregatorCore: Sendable {
     // MARK: Messages
 
     /// Handles one message received at `receivedAt` (the aggregator's clock, Unix seconds).
-    /// `retained` marks a retained message delivered on subscribe (status only).
-    public mutating func handle(topic: String, payload: [UInt8], receivedAt: Double, retained: Bool = false) -> Outcome {
+    /// `retained` marks a retained message delivered on subscribe (status only). `prepared` is the
+    /// payload already decoded by a `BatchPreparer` (`DecodeStage`); without it the core decodes.
+    public mutating func handle(topic: String, payload: [UInt8], receivedAt: Double, retained: Bool = false,
+                                prepared: PreparedBatch? = nil) -> Outcome {
         guard let (gateway, kind) = topics.gateway(inTopic: topic) else { return .ignored }
         switch kind {
-        case "sightings": return handleBatch(gateway: gateway, payload: payload, receivedAt: receivedAt)
+        case "sightings": return handleBatch(gateway: gateway, payload: payload, receivedAt: receivedAt, prepared: prepared)
         case "status": return handleStatus(gateway: gateway, payload: payload, receivedAt: receivedAt, retained: retained)
         default: return .ignored
         }
@@ -110,11 +112,15 @@ public struct AggregatorCore: Sendable {
         return .rejected(reason, gateway: label)
     }
 
-    mutating func handleBatch(gateway: String, payload: [UInt8], receivedAt: Double) -> Outcome {
+    mutating func handleBatch(gateway: String, payload: [UInt8], receivedAt: Double, prepared: PreparedBatch? = nil) -> Outcome {
         guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
         guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
-        var batch: SightingBatch
-        do { batch = try decoder.decode(payload) } catch { return reject(error.reason, gateway: gateway, at: receivedAt) }
+        let decoded = prepared?.result ?? Result { () throws(BatchDecoder.Failure) in try decoder.decode(payload) }
+        let batch: SightingBatch
+        switch decoded {
+        case .success(let b): batch = b
+        case .failure(let error): return reject(error.reason, gateway: gateway, at: receivedAt)
+        }
         guard batch.v == SightingBatch.currentVersion else { return reject(.version, gateway: gateway, at: receivedAt) }
         guard batch.gateway == gateway else { return reject(.gatewayMismatch, gateway: gateway, at: receivedAt) }
         let key = ProgressTracker.Key(gateway: gateway, boot: batch.boot)

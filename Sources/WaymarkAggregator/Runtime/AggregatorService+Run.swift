@@ -19,6 +19,11 @@ extension AggregatorService {
         // The start-up connection is closed again: the writer thread opens its own, so that the
         // connection never crosses threads.
         guard try connectAndRestore(url: dbURL) else { return }
+        ingest.start()
+        defer {
+            ingest.close()
+            ingest.join()
+        }
         if config.metricsPort > 0 {
             let endpoint = MetricsEndpoint(registry: metrics.registry, host: config.metricsHost, port: config.metricsPort)
             try endpoint.startBlocking()
@@ -117,8 +122,8 @@ extension AggregatorService {
         }
         let queue = ingest
         client.onMessage = { message in
-            queue.push(Inbound(topic: message.topic, payload: message.payload, retained: message.retain,
-                               receivedAt: Date().timeIntervalSince1970))
+            queue.push(DecodeStage.Message(topic: message.topic, payload: message.payload, retained: message.retain,
+                                           receivedAt: Date().timeIntervalSince1970))
         }
         let logger = self.logger
         client.onEvent = { [self, weak client] event in
@@ -167,8 +172,8 @@ extension AggregatorService {
                 core.releaseAll()
                 break
             }
-            if let m = message {
-                switch core.handle(topic: m.topic, payload: m.payload, receivedAt: m.receivedAt, retained: m.retained) {
+            if let (m, prepared) = message {
+                switch core.handle(topic: m.topic, payload: m.payload, receivedAt: m.receivedAt, retained: m.retained, prepared: prepared) {
                 case .accepted(let n):
                     metrics.batches.increment()
                     metrics.sightings.increment(by: Int64(n))

@@ -11,8 +11,10 @@ import WaymarkHTTP
 ///
 /// Threads (all blocking work stays off Swift's cooperative pool):
 /// - libmosquitto's network thread receives messages and only appends them to `ingest`;
-/// - the fusion thread (the caller of `run()`) decodes, validates, fuses, publishes device state
-///   and events, and every `database.flush_interval_ms` seals a `WriteBatch`;
+/// - `ingest.decode_threads` threads decode the sighting batches waiting there (`DecodeStage`);
+/// - the fusion thread (the caller of `run()`) takes the messages in arrival order, validates,
+///   fuses, publishes device state and events, and every `database.flush_interval_ms` seals a
+///   `WriteBatch`;
 /// - the writer thread owns the `PostgresConnection`, commits batches in order, retries while the
 ///   database is down, and publishes each gateway's ack only after its commit.
 /// The queues between them are bounded, so a slow or absent database slows intake down instead of
@@ -29,7 +31,7 @@ public final class AggregatorService: @unchecked Sendable {
     let metrics: AggregatorMetrics
     let store: AggregatorStore
     var core: AggregatorCore
-    let ingest: BlockingQueue<Inbound>
+    let ingest: DecodeStage
     let writes: BlockingQueue<WriteBatch>
     let lock = NSLock()
     var stopping = false
@@ -60,13 +62,6 @@ public final class AggregatorService: @unchecked Sendable {
     }
     var fusedSightingsStorage = 0
 
-    struct Inbound: Sendable {
-        var topic: String
-        var payload: [UInt8]
-        var retained: Bool
-        var receivedAt: Double
-    }
-
     public init(config: AggregatorConfig, site: Site, logger: Logger = Logger(label: "waymark.aggregator")) {
         self.config = config
         self.site = site
@@ -82,7 +77,8 @@ public final class AggregatorService: @unchecked Sendable {
         settings.reorderWindowS = config.reorderWindowS
         settings.catchUpS = config.catchUpS
         core = AggregatorCore(site: site, topics: topics, settings: settings)
-        ingest = BlockingQueue(capacity: config.ingestQueueMessages)
+        ingest = DecodeStage(capacity: config.ingestQueueMessages, workers: config.decodeThreads,
+                             preparer: BatchPreparer(for: core))
         writes = BlockingQueue(capacity: config.maxPendingRows)
         delivery = site.notifications.isEmpty ? nil
             : NotificationDelivery(siteID: site.id, topics: topics, logger: logger, metrics: metrics)
