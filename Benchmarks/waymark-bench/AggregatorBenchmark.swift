@@ -71,6 +71,8 @@ enum AggregatorBenchmark {
         config.databaseURL = url
         config.metricsPort = 0
         config.flushIntervalMS = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_FLUSH_MS"] ?? "") ?? 1000
+        if let n = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_DECODE_THREADS"] ?? "") { config.decodeThreads = n }
+        print("aggregator: ingest.decode_threads = \(config.decodeThreads)")
         config.clock.toleranceS = 1e9  // synthetic windows are sent faster than real time
         config.clock.maxAgeS = 1e10
         let service = AggregatorService(config: config, site: site)

@@ -182,6 +182,15 @@ extension DeviceState {
         Self.transition(gap: gap, over: slots, ctx)
     }
 
+    /// `transition(gap:over:_:)` transposed, for the tracker's backward pass.
+    static func transposedTransition(gap: Double, over slots: [Slot], _ ctx: FusionContext) -> [Float] {
+        if gap <= 1, let center = slots.first?.region, ctx.monitoredSets[Int(center)].count == slots.count,
+           zip(ctx.monitoredSets[Int(center)], slots).allSatisfy({ $0 == $1.region }) {
+            return ctx.tracker.topology[Int(center)].oneSecondTransposed
+        }
+        return SetTopology.transposed(transition(gap: gap, over: slots, ctx), m: slots.count)
+    }
+
     static func transition(gap: Double, over slots: [Slot], _ ctx: FusionContext) -> [Float] {
         let m = slots.count
         if let center = slots.first?.region, ctx.monitoredSets[Int(center)].count == m,
@@ -221,7 +230,7 @@ extension DeviceState {
     /// leads for a moment and falls back (one second's noise at 55 : 45) is never recorded.
     mutating func finalizeOldest(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let set = slots
-        let (time, posterior) = tracker.finalizeOldest { gap in Self.transition(gap: Double(gap), over: set, ctx) }
+        let (time, posterior) = tracker.finalizeOldest { gap in Self.transposedTransition(gap: Double(gap), over: set, ctx) }
         guard let (k, p) = RegionTracker.argmax(posterior), k < slots.count else { return }
         let region = slots[k].region
         if current < 0 {

@@ -50,6 +50,26 @@ import WaymarkCore
         #expect(topo.traversal[2] == 10)
     }
 
+    /// The oldest pending second smoothed the plain way: β ← T·(β ∘ likelihood), each element a
+    /// row-by-row dot product, renormalised at every step.
+    static func smoothedOldest(_ t: RegionTracker, transition: [Float]) -> [Float] {
+        let m = t.alpha.count, n = t.pendingCount
+        if t.settledRegion() != nil { return Array(t.pendingAlpha[0..<m]) }
+        var beta = [Float](repeating: 1, count: m)
+        for p in stride(from: n - 1, through: 1, by: -1) {
+            for j in 0..<m { beta[j] *= t.pendingLikelihood[p * m + j] }
+            var next = [Float](repeating: 0, count: m), total: Float = 0
+            for i in 0..<m {
+                var s: Float = 0
+                for j in 0..<m { s += transition[i * m + j] * beta[j] }
+                next[i] = s
+                total += s
+            }
+            if total > 0 && total.isFinite { beta = next.map { $0 * (1 / total) } }
+        }
+        return RegionTracker.normalised((0..<m).map { t.pendingAlpha[$0] * beta[$0] })
+    }
+
     @Test func filterAndSmootherKeepProbabilitiesNormalised() {
         var rng = SeededRandom(seed: 9)
         for m in [1, 2, 5, 20] {
@@ -72,7 +92,9 @@ import WaymarkCore
                 #expect(abs(t.alpha.reduce(0, +) - 1) < 1e-4)
                 #expect(t.alpha.allSatisfy { $0 >= 0 && $0.isFinite })
                 while t.pendingCount > 3 {
-                    let (_, post) = t.finalizeOldest { _ in transition }
+                    let reference = Self.smoothedOldest(t, transition: transition)
+                    let (_, post) = t.finalizeOldest { _ in SetTopology.transposed(transition, m: m) }
+                    #expect(post == reference, "the column-wise backward pass must give the row-wise one's result bit for bit")
                     #expect(abs(post.reduce(0, +) - 1) < 1e-4)
                     #expect(post.allSatisfy { $0 >= 0 && $0.isFinite })
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkService
 
 /// The queue between the MQTT thread and the fusion thread, with `workers` threads that decode
 /// sighting batches while they wait in it: decoding is most of the cost of a batch (see
@@ -62,13 +63,13 @@ public final class DecodeStage: @unchecked Sendable {
         for i in 0..<workers {
             finished.enter()
             let thread = Thread { [self, preparer] in
+                ThreadName.set("wm-decode-\(i + 1)")
                 var preparer = preparer
                 while true {
                     if let slot = work.pop(timeout: 1) { decode(slot, with: &preparer) } else if work.isClosed { break }
                 }
                 finished.leave()
             }
-            thread.name = "waymark-decode-\(i + 1)"
             thread.start()
         }
     }

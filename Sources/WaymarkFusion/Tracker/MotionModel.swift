@@ -81,8 +81,27 @@ struct SetTopology: Sendable {
     var unlinked: [Float]
     /// Each member's number of neighbours in the whole graph (at least 1).
     var degree: [Float]
-    /// The transition matrix for one second.
+    /// The transition matrix for one second, and transposed (`RegionTracker.finalizeOldest`).
     var oneSecond: [Float]
+    var oneSecondTransposed: [Float]
+
+    init(traversal: [Float], adjacent: [Bool], unlinked: [Float], degree: [Float], oneSecond: [Float]) {
+        self.traversal = traversal
+        self.adjacent = adjacent
+        self.unlinked = unlinked
+        self.degree = degree
+        self.oneSecond = oneSecond
+        oneSecondTransposed = Self.transposed(oneSecond, m: degree.count)
+    }
+
+    /// The m × m matrix `a` (row-major) transposed.
+    static func transposed(_ a: [Float], m: Int) -> [Float] {
+        var out = a
+        for i in 0..<m {
+            for j in 0..<m { out[j * m + i] = a[i * m + j] }
+        }
+        return out
+    }
 
     /// For every region, its monitored set's topology.
     static func build(site: Site, sets: [[Int32]], motion: MotionModel) -> [SetTopology] {

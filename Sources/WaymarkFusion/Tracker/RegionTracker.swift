@@ -155,9 +155,12 @@ struct RegionTracker: Sendable, Hashable, Codable {
     }
 
     /// Smooths the oldest pending second with the evidence of every later pending second and
-    /// removes it: its first-evidence time and smoothed probabilities. `transition(gap)` gives
-    /// the matrix for a gap.
-    mutating func finalizeOldest(transition: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
+    /// removes it: its first-evidence time and smoothed probabilities. `transposed(gap)` gives
+    /// the transition matrix for a gap, transposed (`SetTopology.transposed`): the backward pass
+    /// computes T·β a column of T at a time, which vectorises, and each element still sums its
+    /// terms in the same order as a row-by-row dot product would, so the result is bit for bit
+    /// the same (`TrackerModelTests`).
+    mutating func finalizeOldest(transposed: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
         let m = alpha.count, n = pendingCount
         // When every pending second's filter is all but certain of one region, later evidence
         // cannot change the oldest one's answer: skip the backward pass (most seconds of a device
@@ -174,18 +177,18 @@ struct RegionTracker: Sendable, Hashable, Codable {
             pendingLikelihood.withUnsafeBufferPointer { lik in
                 var p = n - 1
                 while p >= 1 {
-                    let matrix = transition(pendingGap[p])
+                    let matrix = transposed(pendingGap[p])
                     matrix.withUnsafeBufferPointer { t in
                         let l = lik.baseAddress! + p * m
                         for j in 0..<m { beta[j] *= l[j] }
-                        var total: Float = 0
-                        for i in 0..<m {
-                            var s: Float = 0
-                            let row = t.baseAddress! + i * m
-                            for j in 0..<m { s += row[j] * beta[j] }
-                            next[i] = s
-                            total += s
+                        // next = T·β: next[i] = Σ_j T[i][j]·β[j], summed in order of j.
+                        next.update(repeating: 0, count: m)
+                        for j in 0..<m {
+                            let b = beta[j], column = t.baseAddress! + j * m
+                            for i in 0..<m { next[i] += column[i] * b }
                         }
+                        var total: Float = 0
+                        for i in 0..<m { total += next[i] }
                         if total > 0 && total.isFinite {
                             let inv = 1 / total
                             for i in 0..<m { beta[i] = next[i] * inv }
