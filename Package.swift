@@ -4,6 +4,7 @@
 //
 // The target graph mirrors the architecture (see README.md, "Architecture"):
 //   pure core    WaymarkJSON, WaymarkCore, WaymarkAdvertising, WaymarkFusion, WaymarkSimulation,
+//                WaymarkProtobuf (the protobuf batch encoding, over SwiftProtobuf),
 //                WaymarkPrivacy (pseudonyms), WaymarkBridge (foreign receivers), WaymarkHomeAssistant,
 //                WaymarkNotify (notification rules over the engine's output)
 //   C bindings   CBlueZ, CMosquitto, CLibPQ  (one .systemLibrary each)
@@ -36,6 +37,9 @@ let package = Package(
         // The HTTP servers: the metrics endpoints and `waymark serve`. Without its default traits
         // (swift-configuration support), which nothing here uses.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // The protobuf batch encoding (proto/waymark_batch.proto): the runtime library only. The
+        // generated code is committed (scripts/generate-protobuf.sh), so no plugin or protoc here.
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
     ],
     targets: [
         // MARK: Pure core (no C, no I/O)
@@ -54,6 +58,12 @@ let package = Package(
         .target(
             name: "WaymarkBridge",
             dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkJSON", "WaymarkPrivacy"],
+            swiftSettings: strict),
+        // The sighting batch in protocol buffers (the edge's `publish.encoding: protobuf`): the code
+        // generated from proto/waymark_batch.proto and its mapping from `SightingBatch`.
+        .target(
+            name: "WaymarkProtobuf",
+            dependencies: ["WaymarkCore", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: strict),
         // Device states → Home Assistant MQTT discovery and states (waymark homeassistant).
         .target(name: "WaymarkHomeAssistant", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
@@ -110,7 +120,7 @@ let package = Package(
             name: "WaymarkEdge",
             dependencies: [
                 "WaymarkCore", "WaymarkAdvertising", "WaymarkConfig", "WaymarkMQTT", "WaymarkBluetooth",
-                "WaymarkService", "WaymarkJSON", "WaymarkPrivacy", "WaymarkHTTP",
+                "WaymarkService", "WaymarkJSON", "WaymarkPrivacy", "WaymarkHTTP", "WaymarkProtobuf",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -118,7 +128,8 @@ let package = Package(
             name: "WaymarkAggregator",
             dependencies: [
                 "WaymarkCore", "WaymarkFusion", "WaymarkConfig", "WaymarkMQTT", "WaymarkPostgres",
-                "WaymarkService", "WaymarkJSON", "WaymarkNotify", "WaymarkHTTP",
+                "WaymarkService", "WaymarkJSON", "WaymarkNotify", "WaymarkHTTP", "WaymarkProtobuf",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -182,7 +193,7 @@ let package = Package(
             name: "waymark-bench",
             dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
                            "WaymarkPostgres", "WaymarkReports", "WaymarkAggregator", "WaymarkMQTT", "WaymarkEdge", "WaymarkService",
-                           "WaymarkAccuracy"],
+                           "WaymarkAccuracy", "WaymarkProtobuf", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Benchmarks/waymark-bench",
             swiftSettings: strict),
 
@@ -207,15 +218,15 @@ let package = Package(
         .testTarget(name: "WaymarkPrivacyTests", dependencies: ["WaymarkPrivacy"]),
         .testTarget(name: "WaymarkBridgeTests", dependencies: ["WaymarkBridge", "WaymarkConfig", "WaymarkPrivacy"]),
         .testTarget(name: "WaymarkHomeAssistantTests", dependencies: ["WaymarkHomeAssistant", "WaymarkConfig", "WaymarkJSON"]),
-        .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService"]),
+        .testTarget(name: "WaymarkEdgeTests", dependencies: ["WaymarkEdge", "WaymarkMQTT", "WaymarkBluetooth", "WaymarkService", "WaymarkProtobuf"]),
         .testTarget(
             name: "WaymarkAggregatorTests",
             dependencies: ["WaymarkAggregator", "WaymarkPostgres", "WaymarkService", "WaymarkSimulation", "WaymarkConfig",
-                           "WaymarkNotify", "JSONFuzzSupport"]),
+                           "WaymarkNotify", "JSONFuzzSupport", "WaymarkProtobuf", "WaymarkEdge"]),
         .testTarget(
             name: "WaymarkIntegrationTests",
             dependencies: ["WaymarkEdge", "WaymarkAggregator", "WaymarkReports", "WaymarkMQTT", "WaymarkPostgres",
-                           "WaymarkNotify", "WaymarkConfig", "HTTPTestSupport",
+                           "WaymarkNotify", "WaymarkConfig", "HTTPTestSupport", "WaymarkProtobuf",
                            .product(name: "Crypto", package: "swift-crypto"),
                            // The local webhook receiver of the notification delivery test.
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),

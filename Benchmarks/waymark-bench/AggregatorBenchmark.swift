@@ -2,6 +2,8 @@ import Foundation
 import WaymarkAggregator
 import WaymarkConfig
 import WaymarkCore
+import WaymarkEdge
+import WaymarkProtobuf
 import WaymarkMQTT
 import WaymarkPostgres
 import WaymarkService
@@ -171,15 +173,22 @@ enum AggregatorBenchmark {
     }
 
     /// Each device sits at region (d + w / 60) mod 20 in window w: heard strongly there and weakly
-    /// by the next gateway.
-    static func makeBatches(total: Int) throws -> (payloads: [(gateway: String, payload: [UInt8])], sightings: Int) {
+    /// by the next gateway. Encoded as the edge encodes them (`BatchCoding`, JSON by default).
+    static func makeBatches(total: Int, encoding: BatchEncoding = .json) throws -> (payloads: [(gateway: String, payload: [UInt8])], sightings: Int) {
+        let batches = makeSightingBatches(total: total)
+        let payloads = batches.map { b -> (gateway: String, payload: [UInt8]) in
+            (b.gateway, encoding == .json ? BatchCoding.encode(b) : ProtobufBatchCoding.encode(b))
+        }
+        return (payloads, batches.reduce(0) { $0 + $1.sightings.count })
+    }
+
+    /// The batches of `makeBatches`, not encoded: one per gateway per 1-s window, in window order.
+    static func makeSightingBatches(total: Int) -> [SightingBatch] {
         let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
         let ids = (0..<devices).map { DeviceID.ibeacon(uuid: uuid, major: 1, minor: UInt16($0)) }
         let windows = max(1, total / (2 * devices))
         let t0 = Date().timeIntervalSince1970 - Double(windows) - 60
-        let encoder = JSONEncoder()
-        var out: [(gateway: String, payload: [UInt8])] = []
-        var count = 0
+        var out: [SightingBatch] = []
         for w in 0..<windows {
             let t = t0 + Double(w)
             var byGateway = Array(repeating: [SightingBatch.Entry](), count: gateways)
@@ -191,12 +200,10 @@ enum AggregatorBenchmark {
                 }
             }
             for g in 0..<gateways {
-                let batch = SightingBatch(gateway: "gw-\(g)", boot: "bench", seq: UInt64(w + 1), start: t, end: t + 1, sightings: byGateway[g])
-                out.append(("gw-\(g)", Array(try encoder.encode(batch))))
-                count += byGateway[g].count
+                out.append(SightingBatch(gateway: "gw-\(g)", boot: "bench", seq: UInt64(w + 1), start: t, end: t + 1, sightings: byGateway[g]))
             }
         }
-        return (out, count)
+        return out
     }
 
     static func client(_ url: String, _ name: String) throws -> MQTTClient {

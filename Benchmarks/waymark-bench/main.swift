@@ -4,6 +4,7 @@
 
 let benchmarks: [(name: String, run: () -> Void)] = [
     ("decode", DecodeBenchmark.run),
+    ("batch-decode", BatchDecodeBenchmark.run),
     ("reports", ReportBenchmark.run),
     ("fusion", FusionBenchmark.run),
     ("simulate", SimulateBenchmark.run),

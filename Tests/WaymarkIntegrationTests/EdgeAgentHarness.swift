@@ -53,8 +53,11 @@ final class RunningAgent: Sendable {
     let agent: EdgeAgent
     let task: Task<Void, any Error>
 
-    init(_ config: EdgeConfig, source: any SightingSource) throws {
-        let agent = try EdgeAgent(config: config, site: try EdgeHarness.site(), source: source)
+    convenience init(_ config: EdgeConfig, source: any SightingSource) throws {
+        self.init(agent: try EdgeAgent(config: config, site: try EdgeHarness.site(), source: source))
+    }
+
+    init(agent: EdgeAgent) {
         self.agent = agent
         self.task = Task { try await agent.run() }
     }

@@ -1,26 +1,39 @@
 import WaymarkCore
 import WaymarkJSON
 
-/// Decodes `SightingBatch` JSON (DESIGN.md §4) straight from the MQTT payload bytes.
+/// Decodes a `SightingBatch` straight from the MQTT payload bytes, in either encoding of
+/// `BatchEncoding`: JSON (DESIGN.md §4) when the payload starts with `{` or JSON whitespace,
+/// protocol buffers (proto/waymark_batch.proto, `BatchDecoder+Protobuf.swift`) otherwise. Both are
+/// held to the same field rules and give the same rejection reasons for the same faults.
 ///
-/// Several times faster than `JSONDecoder` (see `waymark-bench aggregator`) by reading the known
+/// JSON: several times faster than `JSONDecoder` (see `waymark-bench aggregator`) by reading the known
 /// members in place with `JSONReader`; unknown members are skipped but checked (a newer edge may
 /// add some), missing required members and wrong types are errors that name the member. Keys and
 /// the text members (`gateway`, `boot`, `device`) must be written without escapes, which no valid
 /// value needs. Device ids are validated once per distinct id (cached).
 /// `BatchDecoderAgreementTests` fuzzes it against `JSONSerialization`.
-struct BatchDecoder {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public struct BatchDecoder: Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
         /// Why the batch is rejected (`RejectReason.malformed`, `.badText` or `.outOfRange`).
-        var reason: RejectReason = .malformed
+        public var reason: RejectReason = .malformed
     }
 
     /// Valid device ids seen so far, by their text. Bounded: cleared when it grows past `cacheLimit`.
-    private var deviceCache: [String: DeviceID] = [:]
-    private let cacheLimit = 1_000_000
+    var deviceCache: [String: DeviceID] = [:]
+    let cacheLimit = 1_000_000
 
-    mutating func decode(_ payload: [UInt8]) throws(Failure) -> SightingBatch {
+    public init() {}
+
+    /// The batch in `payload`, JSON or protobuf (told apart by the first byte, `BatchEncoding.of`).
+    public mutating func decode(_ payload: [UInt8]) throws(Failure) -> SightingBatch {
+        switch BatchEncoding.of(payload) {
+        case .json: try decodeJSON(payload)
+        case .protobuf: try decodeProtobuf(payload)
+        }
+    }
+
+    mutating func decodeJSON(_ payload: [UInt8]) throws(Failure) -> SightingBatch {
         try payload.withUnsafeBufferPointer { (buffer) throws(Failure) -> SightingBatch in
             var c = JSONReader(buffer, maxNesting: 32)
             let batch = try decodeBatch(&c)

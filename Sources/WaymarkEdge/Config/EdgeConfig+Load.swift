@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkCore
 import WaymarkMQTT
 import WaymarkService
 
@@ -54,6 +55,14 @@ extension EdgeConfig {
         c.spoolFsync = try layers.bool("spool.fsync", default: c.spoolFsync)
         c.spoolResendAfterS = try layers.double("spool.resend_after_s", default: c.spoolResendAfterS)
         try check(c.spoolResendAfterS >= 0.1, "spool.resend_after_s", "must be ≥ 0.1 seconds")
+
+        if let text = layers.optionalString("publish.encoding") {
+            guard let encoding = BatchEncoding(rawValue: text) else {
+                let at = layers.raw("publish.encoding").map { layers.where_("publish.encoding", $0.source) } ?? "publish.encoding"
+                throw ConfigLayers.ConfigError("\(at): '\(text)' is not a batch encoding: json (the default) or protobuf")
+            }
+            c.publishEncoding = encoding
+        }
 
         c.statusIntervalS = try layers.double("status.interval_s", default: c.statusIntervalS)
         try check(c.statusIntervalS >= 1, "status.interval_s", "must be ≥ 1 second")

@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkCore
 import WaymarkMQTT
 
 /// The edge agent's configuration: every key, its default and its meaning. Loaded from flags >
@@ -67,6 +68,11 @@ public struct EdgeConfig: Sendable, Equatable {
     /// `spool.resend_after_s`: resend a batch not acked by the aggregator after this long.
     public var spoolResendAfterS: Double = 30
 
+    /// `publish.encoding`: the batches' wire form, `json` (the default and reference contract) or
+    /// `protobuf` (proto/waymark_batch.proto: smaller, and cheaper for the aggregator to decode).
+    /// The aggregator reads both on the same topic; a spooled batch is resent as it was written.
+    public var publishEncoding: BatchEncoding = .json
+
     /// `status.interval_s`: republish the retained status this often (and on every change of state).
     public var statusIntervalS: Double = 10
     /// `metrics.host`, `metrics.port`: Prometheus endpoint; port 0 turns it off.
@@ -89,7 +95,7 @@ public struct EdgeConfig: Sendable, Equatable {
         "replay.rate", "replay.event_interval_ms", "replay.exit_when_done", "replay.start_at",
     ] + MQTTSettings.keys + [
         "spool.dir", "spool.max_bytes", "spool.segment_batches", "spool.fsync", "spool.resend_after_s",
-        "status.interval_s", "metrics.host", "metrics.port", "log.level", "pseudonym_secret",
+        "publish.encoding", "status.interval_s", "metrics.host", "metrics.port", "log.level", "pseudonym_secret",
     ]
 
     /// Keys whose values are never printed or logged.

@@ -2,9 +2,10 @@ import WaymarkCore
 
 /// The JSON of a ``SightingBatch`` on the wire and in the spool, written directly into bytes (a
 /// batch per window is on the hot path of a busy gateway; `JSONEncoder` costs several times more).
-/// Same keys as `SightingBatch`'s `Codable` form, so `JSONDecoder` reads it back (tested).
-enum BatchCoding {
-    static func encode(_ batch: SightingBatch) -> [UInt8] {
+/// Same keys as `SightingBatch`'s `Codable` form, so `JSONDecoder` reads it back (tested). Public for
+/// the benchmarks, which measure the aggregator on exactly what the edge sends.
+public enum BatchCoding {
+    public static func encode(_ batch: SightingBatch) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(160 + batch.sightings.count * 200)
         out += #"{"v":"#.utf8

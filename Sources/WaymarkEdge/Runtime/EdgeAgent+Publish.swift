@@ -1,13 +1,17 @@
 import Foundation
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkProtobuf
 import WaymarkService
 
 extension EdgeAgent {
     /// Write-before-publish: the batch goes to the spool, then everything due is sent.
     /// Caller holds `lock`.
     func spoolAndSendLocked(_ batch: SightingBatch) {
-        let payload = BatchCoding.encode(batch)
+        let payload = switch config.publishEncoding {
+        case .json: BatchCoding.encode(batch)
+        case .protobuf: ProtobufBatchCoding.encode(batch)
+        }
         do {
             try spool.append(payload, boot: batch.boot, seq: batch.seq)
         } catch {

@@ -1,4 +1,6 @@
 import Foundation
+import WaymarkCore
+import WaymarkProtobuf
 
 extension Spool {
     /// Reads every segment back: intact records become entries (to be re-sent), damage is
@@ -26,7 +28,15 @@ extension Spool {
             var live = 0
             var damaged = scan.damagedRegions
             for range in scan.payloads {
-                guard let key = try? decoder.decode(Key.self, from: data[range]) else { damaged += 1; continue }
+                // A record is a batch as published: JSON, or protobuf (`publish.encoding`; the
+                // setting may have changed since it was written).
+                let key: Key?
+                if let first = data[range].first, !BatchEncoding.startsJSON(first) {
+                    key = ProtobufBatchCoding.key(of: Array(data[range])).map { Key(boot: $0.boot, seq: $0.seq) }
+                } else {
+                    key = try? decoder.decode(Key.self, from: data[range])
+                }
+                guard let key else { damaged += 1; continue }
                 if let acked = ackedUpTo[key.boot], key.seq <= acked { continue }
                 entries.append(Entry(boot: key.boot, seq: key.seq, segment: number, offset: range.lowerBound,
                                       length: range.count, sentAt: nil, payload: nil))
