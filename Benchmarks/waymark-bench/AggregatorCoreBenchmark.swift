@@ -89,13 +89,9 @@ enum AggregatorCoreBenchmark {
 
     /// The payloads through a `DecodeStage` with `workers` decode threads, as in the service.
     static func stagePass(_ payloads: [[UInt8]], batches: [SightingBatch], site: Site, workers: Int, round: Int, sightings: Int) {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
-        let topics = Topics(site: site.id)
-        let topicNames = batches.map { topics.sightings($0.gateway) }
+        let (initial, topicNames) = benchCore(site: site, batches: batches)
+        var core = initial
         let batchesPerInterval = 50 * AggregatorBenchmark.gateways
-        var core = AggregatorCore(site: site, topics: topics, settings: settings)
         let stage = DecodeStage(capacity: 20_000, workers: workers, preparer: BatchPreparer(for: core))
         stage.start()
         let now = Date().timeIntervalSince1970
@@ -166,13 +162,9 @@ enum AggregatorCoreBenchmark {
     /// 50 windows of 20 batches (the end-to-end benchmark runs at ~200–300 k sightings/s, so the
     /// service publishes and seals about that often).
     static func threadPass(_ payloads: [[UInt8]], batches: [SightingBatch], site: Site) -> ThreadTimes {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
-        let topics = Topics(site: site.id)
-        let topicNames = batches.map { topics.sightings($0.gateway) }
+        let (initial, topicNames) = benchCore(site: site, batches: batches)
+        var core = initial
         let batchesPerInterval = 50 * AggregatorBenchmark.gateways
-        var core = AggregatorCore(site: site, topics: topics, settings: settings)
         var times = ThreadTimes()
         let now = Date().timeIntervalSince1970
         for (i, p) in payloads.enumerated() {
@@ -190,6 +182,16 @@ enum AggregatorCoreBenchmark {
             }
         }
         return times
+    }
+
+    /// A core for the benchmark's synthetic windows (sent faster than real time, so the clock
+    /// checks are opened up), and each batch's topic.
+    static func benchCore(site: Site, batches: [SightingBatch]) -> (AggregatorCore, [String]) {
+        var settings = AggregatorCore.Settings()
+        settings.clock.toleranceS = 1e9
+        settings.clock.maxAgeS = 1e10
+        let topics = Topics(site: site.id)
+        return (AggregatorCore(site: site, topics: topics, settings: settings), batches.map { topics.sightings($0.gateway) })
     }
 
     static func cpuNow() -> Double { DecodeBenchmark.now(CLOCK_THREAD_CPUTIME_ID) }
