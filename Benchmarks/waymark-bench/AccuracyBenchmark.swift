@@ -40,10 +40,14 @@ enum AccuracyBenchmark {
             let rows = try suite.run { line in
                 FileHandle.standardError.write(Data("accuracy: \(line)\n".utf8))
             }
+            let routes = try suite.runRoutes { line in
+                FileHandle.standardError.write(Data("accuracy: \(line)\n".utf8))
+            }
             let took = (ContinuousClock.now - began).seconds
-            if json { print(AccuracySuite.json(rows)) } else {
+            if json { print(AccuracySuite.json(rows, routes: routes)) } else {
                 print(AccuracySuite.table(rows))
-                print(String(format: "accuracy: %d rows in %.0f s (replay: %@; files in %@)", rows.count, took, suite.replay.executable, work))
+                print(AccuracySuite.routeTable(routes))
+                print(String(format: "accuracy: %d rows and %d route rows in %.0f s (replay: %@; files in %@)", rows.count, routes.count, took, suite.replay.executable, work))
             }
         } catch {
             print("accuracy: \(error)")

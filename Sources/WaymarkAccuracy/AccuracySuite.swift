@@ -41,6 +41,16 @@ public struct AccuracySuite: Sendable {
         public var naive: SystemScore
     }
 
+    /// A line of the routes table: a real recording whose only ground truth is the route walked.
+    public struct RouteRow: Sendable {
+        public var data: String
+        /// Seconds from the first reading to the last.
+        public var durationS: Double
+        public var readings: Int
+        public var waymark: RouteScore
+        public var naive: RouteScore
+    }
+
     /// The simulated venues: name and site file under the repository.
     public static let venues: [(name: String, site: String)] = [
         ("museum", "deploy/examples/museum.yaml"),
@@ -97,6 +107,51 @@ public struct AccuracySuite: Sendable {
             }
         }
         return rows
+    }
+
+    /// Scores the recordings whose ground truth is a route without times (the Kolakowski walking
+    /// person): `waymark replay` with the geometry's default parameters, and the naive rule, each by
+    /// how far its recorded route is from the true one (`RouteScore`).
+    public func runRoutes(progress: (String) -> Void = { _ in }) throws -> [RouteRow] {
+        try FileManager.default.createDirectory(atPath: options.work, withIntermediateDirectories: true)
+        let sitePath = options.work + "/kolakowski-flat.geometry.yaml"
+        let site = try GeometrySite.write(from: options.repository + "/deploy/examples/kolakowski-flat.yaml", to: sitePath)
+        progress("kolakowski \(KolakowskiWalk.name) (real, route only)")
+        let walk = try KolakowskiWalk(directory: options.work + "/kolakowski", dataset: options.kolakowski, repository: options.repository)
+        let stem = "kolakowski-\(KolakowskiWalk.name)"
+        let output = "\(options.work)/\(stem).replay.jsonl"
+        try replay.replay(site: sitePath, input: walk.sightingsPath, output: output, log: "\(options.work)/\(stem).replay.log")
+        var route: [Int] = []
+        for id in walk.route {
+            guard let r = site.regionIndex(id) else {
+                throw AccuracyError("\(stem): the route's room '\(id)' is not a region of \(sitePath); re-run tools/kolakowski/convert.py")
+            }
+            route.append(r)
+        }
+        var reader = EvaluationReader(site: site)
+        do {
+            let device = reader.devices.id(walk.device)
+            let recorded = try reader.readReplayOutput(path: output)
+            let naive = try reader.readNaive(sightingsPath: walk.sightingsPath)
+            if reader.problemCount > 0 {
+                throw AccuracyError("\(stem): \(reader.problemCount) unusable input lines, e.g. \(reader.problems.first ?? "")")
+            }
+            struct Timed: Decodable { var t: Double }
+            let decoder = JSONDecoder()
+            var first = Double.infinity, last = -Double.infinity, readings = 0
+            try JSONLinesFile.forEachLine(path: walk.sightingsPath) { line, _ in
+                guard !line.isEmpty, let t = try? decoder.decode(Timed.self, from: Data(buffer: line)).t else { return }
+                first = min(first, t)
+                last = max(last, t)
+                readings += 1
+            }
+            func visits(_ run: RecordedRun) -> [ScoredVisit] { device < run.visits.count ? run.visits[device] : [] }
+            return [RouteRow(data: "kolakowski \(KolakowskiWalk.name)", durationS: readings > 0 ? last - first : 0, readings: readings,
+                             waymark: RouteScore(trueRoute: route, visits: visits(recorded)),
+                             naive: RouteScore(trueRoute: route, visits: visits(naive)))]
+        } catch let e as EvaluationInputError {
+            throw AccuracyError(e.description)
+        }
     }
 
     /// The radios each simulated venue is scored under: the three profiles, and `sparse` — the

@@ -24,8 +24,27 @@ extension AccuracySuite {
         return lines.joined(separator: "\n") + "\n\nEach cell: Waymark (`waymark replay`, default fusion parameters) / naive rule (strongest reading in the last 2 s).\n"
     }
 
-    /// The rows as JSON (an array, keys sorted).
-    public static func json(_ rows: [Row]) -> String {
+    /// The route rows as one Markdown table: every figure as "Waymark / naive".
+    public static func routeTable(_ rows: [RouteRow]) -> String {
+        var lines = [
+            "| data | radio | duration (s) | readings | true route (rooms) | recorded route (rooms) | edit distance | route accuracy % |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in rows {
+            let cells = [
+                r.data, "real", String(format: "%.0f", r.durationS), "\(r.readings)", "\(r.waymark.trueRooms)",
+                "\(r.waymark.recordedRooms) / \(r.naive.recordedRooms)", "\(r.waymark.editDistance) / \(r.naive.editDistance)",
+                String(format: "%.1f / %.1f", r.waymark.accuracy * 100, r.naive.accuracy * 100),
+            ]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines.joined(separator: "\n") + "\n\nRoutes without timing: rooms in the order walked through (consecutive repeats merged); "
+            + "edit distance is Levenshtein's; route accuracy 1 − edit distance ÷ the longer route. Each cell: Waymark / naive rule.\n"
+    }
+
+    /// The rows as JSON, keys sorted: an array of the rows, or with `routes` an object
+    /// `{"rows": […], "routes": […]}`.
+    public static func json(_ rows: [Row], routes: [RouteRow]? = nil) -> String {
         struct Figures: Encodable {
             var exact: Double, within_one_hop: Double, visit_precision: Double, visit_recall: Double
             var flaps_per_device_hour: Double
@@ -44,12 +63,26 @@ extension AccuracySuite {
             var data: String, radio: String, devices: Int, device_hours: Double, true_visits: Int
             var waymark: Figures, naive: Figures
         }
+        struct Route: Encodable {
+            var recorded_rooms: Int, edit_distance: Int, route_accuracy: Double
+            init(_ s: RouteScore) { recorded_rooms = s.recordedRooms; edit_distance = s.editDistance; route_accuracy = s.accuracy }
+        }
+        struct RouteLine: Encodable {
+            var data: String, duration_s: Double, readings: Int, true_rooms: Int
+            var waymark: Route, naive: Route
+        }
+        struct Both: Encodable { var rows: [Line], routes: [RouteLine] }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let lines = rows.map {
             Line(data: $0.data, radio: $0.radio, devices: $0.devices, device_hours: $0.deviceHours, true_visits: $0.trueVisits,
                  waymark: Figures($0.waymark), naive: Figures($0.naive))
         }
-        return (try? encoder.encode(lines)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        guard let routes else { return (try? encoder.encode(lines)).map { String(decoding: $0, as: UTF8.self) } ?? "[]" }
+        let routeLines = routes.map {
+            RouteLine(data: $0.data, duration_s: $0.durationS, readings: $0.readings, true_rooms: $0.waymark.trueRooms,
+                      waymark: Route($0.waymark), naive: Route($0.naive))
+        }
+        return (try? encoder.encode(Both(rows: lines, routes: routeLines))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

@@ -57,6 +57,28 @@ struct AccuracySuiteTests {
         #expect((json?.first?["waymark"] as? [String: Any])?["exact"] is Double)
         let table = AccuracySuite.table(rows)
         #expect(table.split(separator: "\n").filter { $0.hasPrefix("| ") }.count == rows.count + 1)
+
+        // The walking person: scored by route only; the route is what convert.py derived from the
+        // reference trajectory (out and back through adjacent rooms, starting in the bedroom).
+        let routes = try suite.runRoutes()
+        #expect(routes.map(\.data) == ["kolakowski test-walk"])
+        let walk = try KolakowskiWalk(directory: work + "/kolakowski", dataset: Self.kolakowski, repository: Self.repository)
+        let flat = try SiteLoader.load(path: "\(work)/kolakowski-flat.geometry.yaml").site
+        #expect(walk.route.count == 1 + 8 * walk.laps && walk.route.first == "bedroom" && walk.route.last == "bedroom")
+        for (x, y) in zip(walk.route, walk.route.dropFirst()) {
+            let (i, j) = (flat.regionIndex(x), flat.regionIndex(y))
+            #expect(i != nil && j != nil && flat.graph.areAdjacent(i!, j!), "\(x) → \(y) is not a move between adjacent rooms")
+        }
+        for r in routes {
+            #expect(r.readings > 1000 && r.durationS > 200, "\(r.data)")
+            for (system, s) in [("waymark", r.waymark), ("naive", r.naive)] {
+                #expect(s.trueRooms == walk.route.count, "\(r.data) \(system)")
+                #expect(s.recordedRooms > 0 && (0...1).contains(s.accuracy), "\(r.data) \(system): \(s)")
+            }
+        }
+        #expect(AccuracySuite.routeTable(routes).split(separator: "\n").filter { $0.hasPrefix("| ") }.count == routes.count + 1)
+        let both = try JSONSerialization.jsonObject(with: Data(AccuracySuite.json(rows, routes: routes).utf8)) as? [String: Any]
+        #expect((both?["rows"] as? [Any])?.count == rows.count && (both?["routes"] as? [Any])?.count == routes.count)
     }
 
     @Test("the same-geometry validation prints both runs; residual quantiles of the indoor radio within 2 dB")

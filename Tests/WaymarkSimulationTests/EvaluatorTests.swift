@@ -179,4 +179,24 @@ struct EvaluatorTests {
         Evaluator(site: site).liveLatencies(recorded: recorded, live: live, into: &score)
         #expect(score.liveLatencies == [1, 0, 2.5])
     }
+
+    @Test("a route without times: recorded visits in order of entry against the rooms walked through")
+    func routeScore() {
+        func v(_ r: Int, _ t: Double, inferred: Bool = false) -> ScoredVisit {
+            ScoredVisit(region: r, entered: t, exited: t + 1, inferred: inferred)
+        }
+        // Exactly the route, visits out of order in the list, a repeat split in two, an inferred one.
+        let exact = RouteScore(trueRoute: [a, b, c, b, a], visits: [v(b, 10), v(a, 0), v(c, 20, inferred: true), v(b, 30), v(b, 35), v(a, 40)])
+        #expect(exact.trueRooms == 5 && exact.recordedRooms == 5 && exact.editDistance == 0 && exact.accuracy == 1)
+        // One room missed (a c a is not a route a person walks here, but the score only counts edits).
+        let missed = RouteScore(trueRoute: [a, b, c, b, a], visits: [v(a, 0), v(b, 10), v(c, 20), v(a, 40)])
+        #expect(missed.editDistance == 1 && missed.recordedRooms == 4 && abs(missed.accuracy - 0.8) < 1e-12)
+        // Flapping between two rooms: every extra change costs one edit, over the longer route.
+        let flapping = RouteScore(trueRoute: [a, b], visits: [v(a, 0), v(b, 1), v(a, 2), v(b, 3), v(a, 4), v(b, 5)])
+        #expect(flapping.editDistance == 4 && abs(flapping.accuracy - (1 - 4.0 / 6)) < 1e-12)
+        // Consecutive repeats in the true route are merged too; nothing recorded scores 0.
+        let none = RouteScore(trueRoute: [a, a, b], visits: [])
+        #expect(none.trueRooms == 2 && none.editDistance == 2 && none.accuracy == 0)
+        #expect(RouteScore(trueRoute: [], visits: []).accuracy == 1)
+    }
 }

@@ -6,7 +6,9 @@ Writes, from DATASET (the folder holding anchors.csv, layout.csv, tests/, calibr
                                  holds an anchor, edges between rooms that share an opening
   OUT/<name>.sightings.jsonl     one sighting line per (row, anchor) with an RSSI reading
   OUT/<name>.truth.jsonl         one line per row: {"t", "x", "y", "region"} (ground truth)
-for <name> in test-robot (tests/test_robot_df.csv) and calibration (calibration/calibration_df.csv).
+for <name> in test-robot (tests/test_robot_df.csv) and calibration (calibration/calibration_df.csv), and
+  OUT/test-walk.sightings.jsonl  the walking-person test (tests/test_walk_df.csv), which has no positions
+  OUT/test-walk.route.json       its true route: the rooms in the order the person walked through them
 
 Only the standard library is used. See README.md next to this script for the room derivation.
 """
@@ -36,6 +38,16 @@ ROOMS = {
 }
 # Openings a person walks through (from the stubs above).
 EDGES = [("bedroom", "hall"), ("hall", "kitchen"), ("hall", "living"), ("living", "east")]
+
+# The walking-person test (tests/test_walk_df.csv) has no per-row position: the dataset gives only
+# the reference trajectory the person followed (tests/path_reference.csv, straight segments). Its
+# RSSI shows the person walking it out and back WALK_LAPS times, starting and ending in the bedroom
+# where the trajectory starts: four passes through the east room at its end (the east anchor,
+# anchor-6, strongest in 10-s means near 45, 110, 190 and 250 s) and the bedroom anchor strongest
+# at the start, near 75, 145, 215 and 275 s, and at the end. The lap count is not in the dataset;
+# it is read off the recording in that coarse way (every lap is unmistakable there), which is why
+# only the route, not its timing, is scored (docs/accuracy.md, "Routes without timing").
+WALK_LAPS = 4
 
 DEVICE = "mac:02-00-00-00-00-01"  # placeholder id for the dataset's single tag (locally administered)
 
@@ -139,9 +151,10 @@ def site_yaml(anchors, layout, fusion, radius_scale, offsets):
     return "\n".join(lines) + "\n"
 
 
-def convert_run(rows, out_prefix):
+def convert_run(rows, out_prefix, positions=True):
+    """Writes the run's sightings and, when its rows carry positions, the per-row truth."""
     n_sightings = 0
-    with open(out_prefix + ".sightings.jsonl", "w") as s, open(out_prefix + ".truth.jsonl", "w") as t:
+    with open(out_prefix + ".sightings.jsonl", "w") as s, open(out_prefix + ".truth.jsonl" if positions else os.devnull, "w") as t:
         for row in rows:
             ts = round(float(row["ts"]) / 1e9, 3)
             for k in range(1, 7):
@@ -150,9 +163,56 @@ def convert_run(rows, out_prefix):
                     continue
                 s.write(json.dumps({"t": ts, "gateway": f"anchor-{k}", "device": DEVICE, "rssi": round(float(v), 2)}) + "\n")
                 n_sightings += 1
+            if not positions:
+                continue
             x, y = float(row["x"]), float(row["y"])
             t.write(json.dumps({"t": ts, "x": round(x, 3), "y": round(y, 3), "region": room_of(x, y)}) + "\n")
     return n_sightings
+
+
+def walk_route(segments, laps):
+    """The rooms in the order a person walking `segments` (x0, y0, x1, y1 in metres) passes them,
+    out along the segments and back to the start by the fewest rooms of EDGES, `laps` times,
+    consecutive repeats merged. A segment that does not start where the previous one ended starts
+    from a point walked through before: the person went back along the path to it (a spur walked
+    out and back, like the kitchen's in path_reference.csv)."""
+    points = [(segments[0][0], segments[0][1])]
+    for x0, y0, x1, y1 in segments:
+        if (x0, y0) != points[-1]:
+            back = points.index((x0, y0)) if (x0, y0) in points else None
+            if back is None:
+                raise SystemExit(f"path segment starting at ({x0}, {y0}) does not join the path walked so far")
+            points += list(reversed(points[back:-1]))
+        points.append((x1, y1))
+    rooms = []
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        steps = max(1, int(math.hypot(x1 - x0, y1 - y0) / 0.05))
+        for i in range(steps + 1):
+            r = room_of(x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps)
+            if not rooms or rooms[-1] != r:
+                rooms.append(r)
+    # Back to the start through the fewest rooms (breadth-first over EDGES).
+    neighbours = {}
+    for a, b in EDGES:
+        neighbours.setdefault(a, []).append(b)
+        neighbours.setdefault(b, []).append(a)
+    came = {rooms[-1]: None}
+    queue = [rooms[-1]]
+    while queue:
+        r = queue.pop(0)
+        for n in neighbours.get(r, []):
+            if n not in came:
+                came[n] = r
+                queue.append(n)
+    back, r = [], rooms[0]
+    while r is not None:
+        back.append(r)
+        r = came[r]
+    lap = rooms + list(reversed(back))[1:]   # out, then back (ends where it started)
+    route = [lap[0]]
+    for _ in range(laps):
+        route += lap[1:]
+    return route
 
 
 def main():
@@ -194,6 +254,16 @@ def main():
         rows = read_csv(os.path.join(a.dataset, path))
         n = convert_run(rows, os.path.join(a.out, name))
         print(f"{name}: {len(rows)} rows -> {n} sightings")
+    # The walking-person test: sightings, and the true route without times.
+    rows = read_csv(os.path.join(a.dataset, "tests/test_walk_df.csv"))
+    n = convert_run(rows, os.path.join(a.out, "test-walk"), positions=False)
+    with open(os.path.join(a.dataset, "tests/path_reference.csv"), newline="") as f:
+        segments = [tuple(float(v) for v in (r["x0"], r["y0"], r["x1"], r["y1"])) for r in csv.DictReader(f, skipinitialspace=True)]
+    route = walk_route(segments, WALK_LAPS)
+    with open(os.path.join(a.out, "test-walk.route.json"), "w") as f:
+        json.dump({"device": DEVICE, "laps": WALK_LAPS, "route": route}, f)
+        f.write("\n")
+    print(f"test-walk: {len(rows)} rows -> {n} sightings; route of {len(route)} rooms ({WALK_LAPS} laps)")
     print(f"site: {os.path.join(a.out, 'kolakowski-flat.yaml')}")
 
 
