@@ -27,16 +27,8 @@ public struct KolakowskiRecording: Sendable {
         self.name = name
         sightingsPath = "\(directory)/\(name).sightings.jsonl"
         let truthPath = "\(directory)/\(name).truth.jsonl"
-        let fm = FileManager.default
-        if !fm.fileExists(atPath: sightingsPath) || !fm.fileExists(atPath: truthPath) {
-            guard fm.fileExists(atPath: dataset + "/anchors.csv") else {
-                throw AccuracyError("\(dataset): the Kolakowski dataset is not there (no anchors.csv); "
-                                    + "set WAYMARK_KOLAKOWSKI to the folder kolakowski-ble-rss-fingerprints-calib2021")
-            }
-            try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try ReplayRunner.run("/usr/bin/env", ["python3", repository + "/tools/kolakowski/convert.py", "--dataset", dataset,
-                                                  "--out", directory], log: directory + "/convert.log")
-        }
+        try Self.convertIfMissing([sightingsPath, truthPath], needs: "anchors.csv", directory: directory, dataset: dataset,
+                                  repository: repository)
         let decoder = JSONDecoder()
         var rows: [Row] = []
         try JSONLinesFile.forEachLine(path: truthPath) { line, n in
@@ -47,6 +39,21 @@ public struct KolakowskiRecording: Sendable {
         }
         guard !rows.isEmpty else { throw AccuracyError("\(truthPath): no rows; re-run tools/kolakowski/convert.py") }
         self.rows = rows
+    }
+
+    /// Runs `tools/kolakowski/convert.py` from `dataset` into `directory` unless every one of `files`
+    /// is there; `needs` is a file of the dataset the conversion reads (checked first, to say what is
+    /// wrong when the dataset is missing).
+    static func convertIfMissing(_ files: [String], needs: String, directory: String, dataset: String, repository: String) throws {
+        let fm = FileManager.default
+        guard !files.allSatisfy({ fm.fileExists(atPath: $0) }) else { return }
+        guard fm.fileExists(atPath: dataset + "/" + needs) else {
+            throw AccuracyError("\(dataset): the Kolakowski dataset is not there (no \(needs)); "
+                                + "set WAYMARK_KOLAKOWSKI to the folder kolakowski-ble-rss-fingerprints-calib2021")
+        }
+        try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try ReplayRunner.run("/usr/bin/env", ["python3", repository + "/tools/kolakowski/convert.py", "--dataset", dataset,
+                                              "--out", directory], log: directory + "/convert.log")
     }
 
     /// Sessions as row index ranges (split at gaps longer than `sessionGapS`).

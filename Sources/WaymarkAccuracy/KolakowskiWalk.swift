@@ -26,16 +26,8 @@ public struct KolakowskiWalk: Sendable {
     public init(directory: String, dataset: String, repository: String) throws {
         sightingsPath = "\(directory)/\(Self.name).sightings.jsonl"
         let routePath = "\(directory)/\(Self.name).route.json"
-        let fm = FileManager.default
-        if !fm.fileExists(atPath: sightingsPath) || !fm.fileExists(atPath: routePath) {
-            guard fm.fileExists(atPath: dataset + "/tests/path_reference.csv") else {
-                throw AccuracyError("\(dataset): the Kolakowski dataset's walk test is not there (no tests/path_reference.csv); "
-                                    + "set WAYMARK_KOLAKOWSKI to the folder kolakowski-ble-rss-fingerprints-calib2021")
-            }
-            try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try ReplayRunner.run("/usr/bin/env", ["python3", repository + "/tools/kolakowski/convert.py", "--dataset", dataset,
-                                                  "--out", directory], log: directory + "/convert.log")
-        }
+        try KolakowskiRecording.convertIfMissing([sightingsPath, routePath], needs: "tests/path_reference.csv", directory: directory,
+                                                 dataset: dataset, repository: repository)
         let file: File
         do { file = try JSONDecoder().decode(File.self, from: Data(contentsOf: URL(fileURLWithPath: routePath))) } catch {
             throw AccuracyError("\(routePath): not a {\"device\", \"laps\", \"route\"} object; re-run tools/kolakowski/convert.py")

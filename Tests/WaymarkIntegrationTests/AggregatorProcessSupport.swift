@@ -130,7 +130,7 @@ final class AggregatorPrivateCluster {
     static func stablePort() -> Int {
         for _ in 0..<200 {
             let candidate = Int.random(in: 20_000..<32_000)
-            if DeployEnvironment.canBind(port: candidate) { return candidate }
+            if LocalPort.canBind(candidate) { return candidate }
         }
         return Int.random(in: 20_000..<32_000)
     }

@@ -157,7 +157,7 @@ final class PlainBroker: @unchecked Sendable {
 
     init(directory: URL, include: URL? = nil) throws {
         self.directory = directory
-        port = DeployEnvironment.freePort()
+        port = try LocalPort.free()
         let data = directory.appendingPathComponent("data"), confD = directory.appendingPathComponent("conf.d")
         for d in [data, confD] { try FileManager.default.createDirectory(at: d, withIntermediateDirectories: true) }
         if let include { try FileManager.default.copyItem(at: include, to: confD.appendingPathComponent(include.lastPathComponent)) }

@@ -66,7 +66,7 @@ final class DeployBroker: @unchecked Sendable {
                                          ["--days", "2", certs.path, "localhost", "127.0.0.1"])
         try #require(made.status == 0, "make-certs.sh failed: \(made)")
 
-        let localPort = DeployEnvironment.freePort(), tlsPort = DeployEnvironment.freePort()
+        let localPort = try LocalPort.free(), tlsPort = try LocalPort.free()
         let generated = try DeployCommand.run(DeployEnvironment.script("deploy/mosquitto/make-broker-config.sh"), [
             "--config-dir", config.path, "--tls-port", String(tlsPort), "--tls-bind", "127.0.0.1",
             "--local-port", String(localPort),

@@ -70,7 +70,7 @@ struct EdgeMQTTClientTests {
 
     @Test("an unreachable broker: waitUntilConnected says what to check")
     func unreachable() throws {
-        let port = try PrivateBroker.freePort()
+        let port = try LocalPort.free()
         let client = try MQTTClient(.init(clientID: "nobody-\(UUID().uuidString)"))
         defer { client.close() }
         try client.connect(MQTTConnection(url: "mqtt://127.0.0.1:\(port)"))
@@ -142,7 +142,7 @@ struct EdgeMQTTClientTests {
 
     @Test("closing a client that never reached its broker returns promptly")
     func closeWhileRetrying() throws {
-        let port = try PrivateBroker.freePort()
+        let port = try LocalPort.free()
         let client = try MQTTClient(.init(clientID: "never-\(UUID().uuidString)", reconnectDelay: 5, reconnectDelayMax: 5))
         try client.connect(MQTTConnection(url: "mqtt://127.0.0.1:\(port)"))
         let start = Date()
@@ -152,7 +152,7 @@ struct EdgeMQTTClientTests {
 
     @Test("maxQueued bounds unacknowledged messages while disconnected")
     func queueFull() throws {
-        let port = try PrivateBroker.freePort()
+        let port = try LocalPort.free()
         let client = try MQTTClient(.init(clientID: "q-\(UUID().uuidString)", maxQueued: 3))
         defer { client.close() }
         try client.connect(MQTTConnection(url: "mqtt://127.0.0.1:\(port)"))

@@ -44,7 +44,7 @@ final class PrivateBroker: @unchecked Sendable {
     private var pid: pid_t = 0
 
     init() throws {
-        port = try Self.freePort()
+        port = try LocalPort.free()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-broker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let conf = """
@@ -122,19 +122,6 @@ final class PrivateBroker: @unchecked Sendable {
         ["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto"].first {
             FileManager.default.isExecutableFile(atPath: $0)
         } ?? "/usr/sbin/mosquitto"
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 
     static func canConnect(_ port: Int) -> Bool {

@@ -127,7 +127,7 @@ final class ForeignRun {
             defer { reader.close() }
             try #require(reader.payloads.count == expected, "the broker holds \(reader.payloads.count) of \(expected) retained messages under \(level)/")
         }
-        let bridge = try WaymarkServiceProcess(["bridge", "--site", sitePath, "--broker", mqtt, "--metrics-port", String(try HTTPGet.freePort()),
+        let bridge = try WaymarkServiceProcess(["bridge", "--site", sitePath, "--broker", mqtt, "--metrics-port", String(try LocalPort.free()),
                                                 "--set", "status.interval_s=1"] + bridgeArguments, name: "bridge")
         self.bridge = bridge
         try #require(bridge.waitForLog("connected to the broker"), "the bridge did not connect:\n\(bridge.output)")

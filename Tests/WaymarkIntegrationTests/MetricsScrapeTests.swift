@@ -26,21 +26,6 @@ struct MetricsScrapeTests {
         throw RawHTTPClient.Failure("no metrics port")
     }
 
-    /// A port that was free a moment ago (the programs treat metrics port 0 as "off").
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        try #require(bound, "no free port: \(String(cString: strerror(errno)))")
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
-
     /// 50 idle and 5 slow connections, then 10 scrapes: the latencies in seconds. One scrape
     /// first, before the crowd, with time to spare (a program's first request pages code in).
     static func scrapeUnderLoad(port: Int, expecting metric: String) throws -> [Double] {
@@ -72,7 +57,7 @@ struct MetricsScrapeTests {
         let sitePath = try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 3))
         let log = sitePath + ".log"
         let process = try AggregatorProcesses.launchAggregator(
-            ["--site", sitePath, "--broker", mqtt, "--database", db.url, "--metrics-port", String(try Self.freePort()),
+            ["--site", sitePath, "--broker", mqtt, "--database", db.url, "--metrics-port", String(try LocalPort.free()),
              "--set", "mqtt.client_id=agg-\(siteID)", "--set", "log.level=info"], log: log)
         defer { if process.isRunning { process.signal(SIGKILL); process.wait() } }
         let port = try Self.announcedPort(log: log, process: process)
@@ -96,7 +81,7 @@ struct MetricsScrapeTests {
         let edge = try DeployEdgeTests.edgeBinary()
         let process = try AggregatorChild.spawn(
             [edge, "--site", sitePath, "--gateway", "gw-0", "--source", "replay:\(replay)", "--rate", "0",
-             "--broker", mqtt, "--spool-dir", dir.appendingPathComponent("spool").path, "--metrics-port", String(try Self.freePort()),
+             "--broker", mqtt, "--spool-dir", dir.appendingPathComponent("spool").path, "--metrics-port", String(try LocalPort.free()),
              "--log-level", "info", "--set", "mqtt.client_id=edge-\(siteID)"], output: log)
         defer { if process.isRunning { process.signal(SIGKILL); process.wait() } }
         let port = try Self.announcedPort(log: log, process: process)

@@ -97,7 +97,7 @@ final class StandbyCluster {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-standby-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         if getuid() == 0 { try AggregatorProcesses.run(["chown", "postgres", dir]) }
-        port = DeployEnvironment.freePort()
+        port = try LocalPort.free()
         let backup = try AggregatorProcesses.run(["\(bin)/pg_basebackup", "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres",
                                                   "-D", "\(dir)/data", "-R", "-X", "stream", "--no-sync"], asPostgres: true)
         try #require(backup.status == 0, "pg_basebackup failed: \(backup.output)")

@@ -74,23 +74,6 @@ enum HTTPGet {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// A TCP port that was free a moment ago (for a child's metrics endpoint).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        var size = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let rc = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) == 0 && getsockname(fd, $0, &size) == 0 }
-        }
-        try #require(rc)
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
-
     /// The value of one sample line (`name{labels} value`) in Prometheus text, or nil.
     static func sample(_ text: String, _ series: String) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
