@@ -84,6 +84,9 @@ DECLARE
     made integer := 0;
     t text;
 BEGIN
+    -- Months that retention dropped are not made again (their late rows stay in the default
+    -- partitions until the next retention run deletes them).
+    m := greatest(m, (SELECT (h.kept_from AT TIME ZONE 'UTC')::date FROM history_horizon h));
     WHILE m <= to_day LOOP
         FOR t IN SELECT table_name FROM waymark_history_tables() LOOP
             made := made + waymark_history_partition(t, m);
@@ -92,7 +95,7 @@ BEGIN
     END LOOP;
     RETURN made;
 END $$;
-COMMENT ON FUNCTION waymark_prepare_history_partitions(date, date) IS 'Creates the missing monthly partitions of region_events, visits and transitions for the UTC months from from_day to to_day (moving rows of those months out of the default partitions); returns how many it created.';
+COMMENT ON FUNCTION waymark_prepare_history_partitions(date, date) IS 'Creates the missing monthly partitions of region_events, visits and transitions for the UTC months from from_day to to_day, none before the retention horizon (history_horizon), moving rows of those months out of the default partitions; returns how many it created.';
 
 -- Retention: everything before the UTC month that contains keep_from goes.
 CREATE FUNCTION waymark_drop_history_partitions(keep_from date, OUT partitions integer, OUT journeys bigint, OUT late_rows bigint)

@@ -100,7 +100,8 @@ import WaymarkService
                 _ = try load(["history.retention_days": bad])
                 Issue.record("history.retention_days = \(bad) is refused")
             } catch {
-                #expect("\(error)".contains("history.retention_days"), "\(error)")
+                // Named as it was given: here a flag.
+                #expect("\(error)".contains("--history-retention-days"), "\(error)")
             }
         }
         do {
