@@ -100,7 +100,7 @@ extension ReportBenchmark {
     /// On-disk size of the refresh's per-hour and per-period state next to the visits table.
     static func printStateSizes(_ db: PostgresConnection) throws {
         let row = try db.query("""
-            SELECT pg_total_relation_size('visits'),
+            SELECT (SELECT sum(pg_total_relation_size(relid))::int8 FROM pg_partition_tree('visits')),  -- its partitions (schema 0011)
                    pg_total_relation_size('report_hour_members'),
                    pg_total_relation_size('report_period_members'),
                    pg_total_relation_size('report_period_dwell') + pg_total_relation_size('report_period_dwell_bins')

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WaymarkCore
 import WaymarkFusion
+import WaymarkService
 @testable import WaymarkAggregator
 
 /// Bookkeeping beside fusion: devices heard per write, status history, partition upkeep.
@@ -84,5 +85,36 @@ import WaymarkFusion
         u.succeeded(at: midnight + day + 600)
         #expect(!u.isDue(at: midnight + 2 * day - 1))
         #expect(u.isDue(at: midnight + 3 * day))
+    }
+
+    @Test("history.retention_days: 0 keeps the history, 31 days or more drops whole months, anything else is refused")
+    func historyRetentionIsValidated() throws {
+        func load(_ flags: [String: String]) throws -> AggregatorConfig {
+            try AggregatorConfig.load(ConfigLayers(filePath: nil, envPrefix: "WAYMARK_AGGREGATOR", flags: ["site": "s.yaml"].merging(flags) { $1 },
+                                                   environment: [:], knownKeys: AggregatorConfig.keys))
+        }
+        #expect(try load([:]).historyRetentionDays == 0, "kept forever by default")
+        #expect(try load(["history.retention_days": "400"]).historyRetentionDays == 400)
+        for bad in ["30", "-1", "a year"] {
+            do {
+                _ = try load(["history.retention_days": bad])
+                Issue.record("history.retention_days = \(bad) is refused")
+            } catch {
+                // Named as it was given: here a flag.
+                #expect("\(error)".contains("--history-retention-days"), "\(error)")
+            }
+        }
+        do {
+            _ = try load(["history.retention_days": "7"])
+        } catch {
+            #expect("\(error)".contains("at least 31 days"), "\(error)")
+        }
+    }
+
+    @Test("the history upkeep's days are UTC days")
+    func historyUpkeepDays() {
+        let late = Date(timeIntervalSince1970: 1_782_863_999)  // 2026-06-30T23:59:59Z
+        #expect(AggregatorStore.utcDate(AggregatorStore.utcDayStart(late)) == "2026-06-30")
+        #expect(AggregatorStore.utcDate(AggregatorStore.utcDayStart(late) - 31 * AggregatorStore.day) == "2026-05-30")
     }
 }

@@ -141,4 +141,23 @@ struct DeployPostgresTests {
         try db.allowed(db.ingest, "SELECT waymark_drop_sighting_partitions(current_date - 30)")
         try db.refused(db.report, "SELECT waymark_drop_sighting_partitions(current_date - 30)", "permission denied")
     }
+
+    @Test("the history partition upkeep and retention (schema 0011) work as the ingest role, not as the report role")
+    func historyUpkeepAsIngest() throws {
+        let db = try DeployDatabase.bootstrap()
+        defer { db.drop() }
+        try Self.migrate(db)
+        try db.allowed(db.ingest, "SELECT waymark_prepare_history_partitions(current_date - 400, current_date + 40)")
+        try db.allowed(db.ingest, "INSERT INTO sites (site_id) VALUES ('s')")
+        try db.allowed(db.ingest, """
+            INSERT INTO visits (site_id, device_id, region_id, entered_at, exited_at, dwell_s)
+            VALUES ('s', 'd', 'r', now() - interval '300 days', now() - interval '300 days' + interval '1 minute', 60)
+            """)
+        try db.allowed(db.ingest, "SELECT * FROM waymark_drop_history_partitions(current_date - 100)")
+        let left = try db.psqlAdmin("SELECT count(*) FROM visits")
+        #expect(left.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(left)")
+        try db.refused(db.report, "SELECT waymark_prepare_history_partitions(current_date, current_date)", "permission denied")
+        try db.refused(db.report, "SELECT * FROM waymark_drop_history_partitions(current_date - 100)", "permission denied")
+        try db.refused(db.ingest, "SELECT waymark_history_partition('visits', date_trunc('month', current_date)::date)", "permission denied")
+    }
 }

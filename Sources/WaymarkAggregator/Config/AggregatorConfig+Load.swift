@@ -54,6 +54,9 @@ extension AggregatorConfig {
         c.rawSightings = try layers.bool("raw_sightings.enabled", default: c.rawSightings)
         c.rawRetentionDays = try layers.int("raw_sightings.retention_days", default: c.rawRetentionDays)
         try check(c.rawRetentionDays >= 1, "raw_sightings.retention_days", "must be at least 1 day")
+        c.historyRetentionDays = try layers.int("history.retention_days", default: c.historyRetentionDays)
+        try check(c.historyRetentionDays == 0 || c.historyRetentionDays >= 31, "history.retention_days",
+                  "must be 0 (keep the history forever) or at least 31 days (history is dropped a whole UTC month at a time)")
         c.reportRefreshIntervalS = try layers.double("reports.refresh_interval_s", default: c.reportRefreshIntervalS)
         try check(c.reportRefreshIntervalS == 0 || (1...86_400).contains(c.reportRefreshIntervalS), "reports.refresh_interval_s",
                   "must be 0 (off) or 1 … 86400 seconds")

@@ -66,6 +66,11 @@ public struct AggregatorConfig: Sendable {
     /// `raw_sightings.retention_days`: daily partitions older than this are dropped.
     public var rawRetentionDays = 30
 
+    /// `history.retention_days`: region events, visits and transitions (monthly partitions, schema
+    /// 0011) of the UTC months wholly before this many days ago are dropped, with the journeys that
+    /// ended before them; 0 (the default) keeps them forever. Applies to the whole database.
+    public var historyRetentionDays = 0
+
     /// `reports.refresh_interval_s`: how often the aggregator brings the report rollups up to date
     /// (`waymark_report_refresh` on a connection of its own, never in the way of ingest), so that
     /// reports read on a streaming replica, where nothing can refresh them, are at most this old;
@@ -94,7 +99,7 @@ public struct AggregatorConfig: Sendable {
         "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
         "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.decode_threads", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
-        "raw_sightings.enabled", "raw_sightings.retention_days",
+        "raw_sightings.enabled", "raw_sightings.retention_days", "history.retention_days",
         "reports.refresh_interval_s",
         "publish.interval_ms",
     ] + WebhookSettings.keys + [

@@ -43,6 +43,11 @@ final class AggregatorMetrics: Sendable {
     let rollupRefreshFailures: Counter
     let rollupHoursRebuilt: Counter
     let rollupRefreshSeconds: Gauge
+    /// Partition upkeep (schema 0004, 0011) and history retention (`history.retention_days`).
+    let partitionUpkeepFailures: Counter
+    let historyPartitionsCreated: Counter
+    let historyPartitionsDropped: Counter
+    let historyJourneysDropped: Counter
     let webhookAttempts: [String: Counter]
     let webhookDropped: Counter
     let webhookQueue: Gauge
@@ -125,6 +130,14 @@ final class AggregatorMetrics: Sendable {
             "Stored notifications not handed to delivery because it was 100,000 behind (delivered at the next start)."))
         rollupRefreshes = registry.makeCounter(descriptor: name("report_refreshes", "total", "Report rollup refreshes run by the aggregator (reports.refresh_interval_s)."))
         rollupRefreshFailures = registry.makeCounter(descriptor: name("report_refresh_failures", "total", "Report rollup refreshes that failed (retried at the next interval)."))
+        partitionUpkeepFailures = registry.makeCounter(descriptor: name("partition_upkeep_failures", "total",
+            "Partition upkeeps (raw sighting days, history months and their retention) that failed (retried later)."))
+        historyPartitionsCreated = registry.makeCounter(descriptor: name("history_partitions_created", "total",
+            "Monthly partitions of region_events, visits and transitions created."))
+        historyPartitionsDropped = registry.makeCounter(descriptor: name("history_partitions_dropped", "total",
+            "Monthly history partitions dropped by retention (history.retention_days)."))
+        historyJourneysDropped = registry.makeCounter(descriptor: name("history_journeys_dropped", "total",
+            "Journeys deleted by retention (ended before the kept months)."))
         rollupHoursRebuilt = registry.makeCounter(descriptor: name("report_refresh_hours", "total", "Hours of report rollups rebuilt by the aggregator's refreshes."))
         rollupRefreshSeconds = registry.makeGauge(descriptor: name("report_refresh_duration", "seconds", "Duration of the last report rollup refresh."))
         var attempts: [String: Counter] = [:]

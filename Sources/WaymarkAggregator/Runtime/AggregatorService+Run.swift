@@ -77,10 +77,13 @@ extension AggregatorService {
                 let restored = try store.load(db)
                 core.restore(devices: restored.devices, progress: restored.progress, state: restored.state,
                              statuses: restored.statuses, now: Self.now(), notifierStates: restored.notifierStates)
-                if config.rawSightings {
-                    let (made, dropped) = try store.maintainPartitions(db, now: Date(), retentionDays: config.rawRetentionDays)
+                do {
+                    try maintainPartitions(db, now: Self.now())
                     startupPartitionUpkeepAt = Self.now()
-                    logger.info("raw sightings partitions", metadata: ["created": .stringConvertible(made), "dropped": .stringConvertible(dropped)])
+                } catch let error as PostgresError where !error.isTransient {
+                    // Rows of months without a partition go to the default one meanwhile: no write waits for it.
+                    metrics.partitionUpkeepFailures.increment()
+                    logger.warning("partition upkeep failed at start; the writer thread retries it: \(error)")
                 }
                 if let delivery {
                     let undelivered = try store.loadUndelivered(db, maxAgeS: max(config.webhooks.giveUpAfterS, 86_400),

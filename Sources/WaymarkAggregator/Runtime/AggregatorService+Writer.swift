@@ -118,23 +118,47 @@ extension AggregatorService {
         }
     }
 
-    /// The daily raw-sighting partition upkeep of a running aggregator (`PartitionUpkeep`).
+    /// The daily partition upkeep of a running aggregator (`PartitionUpkeep`).
     private func maintainPartitionsIfDue(_ db: inout PostgresConnection?, _ upkeep: inout PartitionUpkeep, url: String) {
-        guard config.rawSightings, !isStopping else { return }
+        guard !isStopping else { return }
         let now = Self.now()
         guard upkeep.isDue(at: now) else { return }
         do {
             if db == nil || db?.isConnected == false { db = try PostgresConnection(url: url) }
-            let (made, dropped) = try store.maintainPartitions(db!, now: Date(timeIntervalSince1970: now), retentionDays: config.rawRetentionDays)
+            try maintainPartitions(db!, now: now)
             upkeep.succeeded(at: now)
-            logger.info("raw sightings partitions", metadata: ["created": .stringConvertible(made), "dropped": .stringConvertible(dropped)])
         } catch {
             if let e = error as? PostgresError, e.isConnectionFailure {
                 db?.close()
                 db = nil
             }
             upkeep.failed(at: now)
-            logger.warning("raw sightings partition upkeep failed; retrying in \(Int(upkeep.retryS)) s: \(error)")
+            metrics.partitionUpkeepFailures.increment()
+            logger.warning("partition upkeep failed; retrying in \(Int(upkeep.retryS)) s: \(error)")
+        }
+    }
+
+    /// One partition upkeep: the raw-sighting days when raw sightings are stored, and always the
+    /// history months (schema 0011) with their retention (`history.retention_days`). Logs counts
+    /// only, never a device.
+    func maintainPartitions(_ db: PostgresConnection, now: Double) throws {
+        let date = Date(timeIntervalSince1970: now)
+        if config.rawSightings {
+            let (made, dropped) = try store.maintainPartitions(db, now: date, retentionDays: config.rawRetentionDays)
+            logger.info("raw sightings partitions", metadata: ["created": .stringConvertible(made), "dropped": .stringConvertible(dropped)])
+        }
+        let history = try store.maintainHistory(db, now: date, retentionDays: config.historyRetentionDays)
+        metrics.historyPartitionsCreated.increment(by: Int64(history.created))
+        if let kept = history.keptFrom {
+            metrics.historyPartitionsDropped.increment(by: Int64(history.droppedPartitions))
+            metrics.historyJourneysDropped.increment(by: Int64(history.droppedJourneys))
+            logger.info("history partitions; retention dropped the months before \(kept)",
+                        metadata: ["created": .stringConvertible(history.created),
+                                   "dropped": .stringConvertible(history.droppedPartitions),
+                                   "journeys_dropped": .stringConvertible(history.droppedJourneys),
+                                   "late_rows_dropped": .stringConvertible(history.lateRows)])
+        } else {
+            logger.info("history partitions", metadata: ["created": .stringConvertible(history.created)])
         }
     }
 

@@ -1,6 +1,8 @@
-/// When the writer thread prepares and retires the raw-sighting partitions (`sightings_YYYYMMDD`):
-/// at start, then once per UTC day while running (partitions are made two days ahead, so a
-/// missed midnight does not matter), and after a failure again `retryS` later.
+/// When the writer thread prepares and retires the partitions — raw sightings' days
+/// (`sightings_YYYYMMDD`) and the history's months (`visits_YYYYMM` …, schema 0011) with their
+/// retention: at start, then once per UTC day while running (days are made two days ahead,
+/// months 40 days ahead, so a missed midnight does not matter), and after a failure again
+/// `retryS` later.
 struct PartitionUpkeep: Sendable {
     static let day = 86_400.0
     /// UTC day number of the last successful upkeep, or nil before the first.

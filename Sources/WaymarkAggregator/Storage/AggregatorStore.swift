@@ -9,8 +9,8 @@ import WaymarkPostgres
 /// Runs on the writer thread with that thread's `PostgresConnection`.
 public struct AggregatorStore: Sendable {
     public let siteID: String
-    /// Migrations of schema/ this aggregator needs (0001–0010).
-    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    /// Migrations of schema/ this aggregator needs (0001–0011).
+    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 
     public init(siteID: String) { self.siteID = siteID }
 
@@ -118,19 +118,25 @@ public struct AggregatorStore: Sendable {
 
     /// Creates the raw-sighting partitions around today and drops those older than `retentionDays`.
     public func maintainPartitions(_ db: PostgresConnection, now: Date, retentionDays: Int) throws -> (made: Int, dropped: Int) {
-        let day = 86_400.0
-        let today = (now.timeIntervalSince1970 / day).rounded(.down) * day
-        func date(_ t: Double) -> String {
-            let f = DateFormatter()
-            f.dateFormat = "yyyy-MM-dd"
-            f.timeZone = TimeZone(identifier: "UTC")
-            f.locale = Locale(identifier: "en_US_POSIX")
-            return f.string(from: Date(timeIntervalSince1970: t))
-        }
+        let today = Self.utcDayStart(now)
         let made = try db.query("SELECT waymark_prepare_sighting_partitions($1::date, $2::date)",
-                                [date(today - day), date(today + 2 * day)]).first?.int(0) ?? 0
+                                [Self.utcDate(today - Self.day), Self.utcDate(today + 2 * Self.day)]).first?.int(0) ?? 0
         let dropped = try db.query("SELECT waymark_drop_sighting_partitions($1::date)",
-                                   [date(today - Double(retentionDays) * day)]).first?.int(0) ?? 0
+                                   [Self.utcDate(today - Double(retentionDays) * Self.day)]).first?.int(0) ?? 0
         return (made, dropped)
+    }
+
+    static let day = 86_400.0
+
+    /// Start of the UTC day of `t`, Unix seconds.
+    static func utcDayStart(_ t: Date) -> Double { (t.timeIntervalSince1970 / day).rounded(.down) * day }
+
+    /// `yyyy-MM-dd` of the UTC day of `t` (Unix seconds).
+    static func utcDate(_ t: Double) -> String {
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd"
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.locale = Locale(identifier: "en_US_POSIX")
+        return f.string(from: Date(timeIntervalSince1970: t))
     }
 }
