@@ -63,7 +63,8 @@ extension DeviceState {
                p >= VenueCalibration.minConfidence, abs(shifts[k]) <= calibration.levelGateDB,
                !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
                 let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
-                learnReception(region: slots[k].region, level: level, at: closedAt, ctx, health, &calibration)
+                Self.learnReception(links: links, heard: tracker.heard, region: slots[k].region, level: level, at: closedAt,
+                                    ctx, health, &calibration)
             }
         }
         tracker.heard.removeAll(keepingCapacity: true)
@@ -168,14 +169,17 @@ extension DeviceState {
     /// set is one opportunity at the RSSI the model expects for `region` (on the gateway's raw
     /// scale), reported or not. A reporting gateway counts only when another one reported too, as
     /// a silent one always does (the likelihood weighs silences only in seconds with evidence).
-    func learnReception(region: Int32, level: Float, at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth],
-                        _ calibration: inout VenueCalibration) {
+    /// Static, given the device's links and readings: as a method called on the device being
+    /// closed (an inout `self`) with `calibration` inout too, the optimiser copied the whole device
+    /// state, every array retained and released, for each call.
+    static func learnReception(links: [Link], heard: [RegionTracker.Heard], region: Int32, level: Float, at t: Double,
+                               _ ctx: FusionContext, _ health: [GatewayHealth], _ calibration: inout VenueCalibration) {
         let tables = ctx.tracker, G = tables.gatewayCount, base = Int(region) * G
         let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
-        let h = tracker.heard.count, silence = ctx.parameters.gatewaySilenceS
+        let h = heard.count, silence = ctx.parameters.gatewaySilenceS
         for link in links {
             let g = Int(link.gateway)
-            let wasReported = tracker.heard.contains { $0.gateway == link.gateway }
+            let wasReported = heard.contains { $0.gateway == link.gateway }
             if wasReported ? h < 2 : !health[g].isObservable(at: t, silence: silence) { continue }
             let expected = level + n * tables.logDistance[base + g] - w * tables.otherRoom[base + g]
                 - Float(ctx.gatewayOffset[g]) - calibration.appliedOffset(g)

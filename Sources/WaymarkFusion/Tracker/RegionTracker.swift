@@ -239,21 +239,39 @@ struct RegionTracker: Sendable, Hashable, Codable {
     func settledRegion() -> (time: Double, state: Int)? {
         let m = alpha.count, n = pendingCount
         guard n > 0, m > 0 else { return nil }
-        var state = -1
-        for p in 0..<n {
-            var best = 0
-            for i in 1..<m where pendingAlpha[p * m + i] > pendingAlpha[p * m + best] { best = i }
-            guard pendingAlpha[p * m + best] >= Self.certain, state < 0 || best == state else { return nil }
-            state = best
+        let state: Int? = pendingAlpha.withUnsafeBufferPointer { a in
+            var state = -1
+            for p in 0..<n {
+                let row = a.baseAddress! + p * m
+                var best = 0
+                for i in 1..<m where row[i] > row[best] { best = i }
+                guard row[best] >= Self.certain, state < 0 || best == state else { return nil }
+                state = best
+            }
+            return state
         }
-        return (pendingTime[0], state)
+        return state.map { (pendingTime[0], $0) }
     }
 
+    /// Removes the oldest pending second: the later ones move down in place and the arrays keep
+    /// their capacity (`removeFirst(m)` went through the generic range replacement for every
+    /// device-second).
     private mutating func dropOldest(_ m: Int) {
-        pendingTime.removeFirst()
-        pendingGap.removeFirst()
-        pendingLikelihood.removeFirst(m)
-        pendingAlpha.removeFirst(m)
+        Self.removeFirst(1, of: &pendingTime)
+        Self.removeFirst(1, of: &pendingGap)
+        Self.removeFirst(m, of: &pendingLikelihood)
+        Self.removeFirst(m, of: &pendingAlpha)
+    }
+
+    /// `a.removeFirst(k)` for a plain numeric array, as a forward copy within its storage.
+    private static func removeFirst<T: BinaryFloatingPoint>(_ k: Int, of a: inout [T]) {
+        let n = a.count
+        guard k > 0, n >= k else { return }
+        a.withUnsafeMutableBufferPointer { b in
+            // Forward, so each element is read before it is overwritten.
+            for i in 0..<(n - k) { b[i] = b[i + k] }
+        }
+        a.removeLast(k)
     }
 
     /// `normalised` in place: the same sum (in index order from 0) and the same divisions.
