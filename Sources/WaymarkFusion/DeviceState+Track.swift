@@ -29,32 +29,43 @@ extension DeviceState {
         let closedAt = Double(second) + 1
         let model = ctx.tracker.evidence
         let gap = tracker.lastSecond == .min ? nil : Double(second - tracker.lastSecond)
-        let prior = tracker.predict(transition: gap.map { transition(gap: $0, ctx) })
-        var shifts = [Float](repeating: 0, count: m), fits = [Float](repeating: 0, count: m)
-        let likelihood = evidence(power: power, at: closedAt, prior: prior, ctx, health, calibration, shifts: &shifts, fits: &fits)
         tracker.reserve(lag: ctx.tracker.lag)
-        tracker.close(likelihood: likelihood, prior: prior)
-        // Only a second the model explains well teaches: the tracker is sure of the region, the
-        // device's level is within two spreads of the venue's (once the venue's level is known:
-        // `VenueCalibration.levelGateDB`) and the typical reading within two sigmas of the model
-        // (not a device heard mostly by gateways far outside its set).
-        if ctx.parameters.selfCalibration, let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
-           abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
-            calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
-                              measuredPower: power, tables: ctx.tracker)
-        }
-        // The reception model learns from seconds whose region was certain *before* their own
-        // readings (the prediction): judged after them, the seconds in which a near gateway was
-        // silent would be the less certain ones and drop out, and every gateway would look more
-        // reliable than it is. Once every gateway has a few hundred opportunities behind it, one
-        // second in four keeps it current at a quarter of the cost, chosen by a hash of its first
-        // reading, not of its time: no device's rhythm is left out, and the same readings shifted
-        // in time (a replay, a second run) teach the same seconds.
-        if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(prior), p >= VenueCalibration.minConfidence,
-           abs(shifts[k]) <= calibration.levelGateDB,
-           !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
-            let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
-            learnReception(region: slots[k].region, level: level, at: closedAt, ctx, health, &calibration)
+        // The second's vectors (prediction, likelihood, each region's fitted offset and fit) live
+        // in stack scratch: this runs for every device-second.
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * m) { scratch in
+            let prior = UnsafeMutableBufferPointer(rebasing: scratch[0..<m])
+            let likelihood = UnsafeMutableBufferPointer(rebasing: scratch[m..<(2 * m)])
+            let shifts = UnsafeMutableBufferPointer(rebasing: scratch[(2 * m)..<(3 * m)])
+            let fits = UnsafeMutableBufferPointer(rebasing: scratch[(3 * m)..<(4 * m)])
+            shifts.update(repeating: 0)
+            fits.update(repeating: 0)
+            tracker.predict(transition: gap.map { transition(gap: $0, ctx) }, into: prior)
+            evidence(power: power, at: closedAt, prior: UnsafeBufferPointer(prior), ctx, health, calibration,
+                     shifts: shifts, fits: fits, into: likelihood)
+            tracker.close(likelihood: UnsafeBufferPointer(likelihood), prior: UnsafeBufferPointer(prior))
+            // Only a second the model explains well teaches: the tracker is sure of the region, the
+            // device's level is within two spreads of the venue's (once the venue's level is known:
+            // `VenueCalibration.levelGateDB`) and the typical reading within two sigmas of the model
+            // (not a device heard mostly by gateways far outside its set).
+            if ctx.parameters.selfCalibration, let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
+               abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
+                calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
+                                  measuredPower: power, tables: ctx.tracker)
+            }
+            // The reception model learns from seconds whose region was certain *before* their own
+            // readings (the prediction): judged after them, the seconds in which a near gateway was
+            // silent would be the less certain ones and drop out, and every gateway would look more
+            // reliable than it is. Once every gateway has a few hundred opportunities behind it, one
+            // second in four keeps it current at a quarter of the cost, chosen by a hash of its first
+            // reading, not of its time: no device's rhythm is left out, and the same readings shifted
+            // in time (a replay, a second run) teach the same seconds.
+            if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(UnsafeBufferPointer(prior)),
+               p >= VenueCalibration.minConfidence, abs(shifts[k]) <= calibration.levelGateDB,
+               !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
+                let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
+                Self.learnReception(links: links, heard: tracker.heard, region: slots[k].region, level: level, at: closedAt,
+                                    ctx, health, &calibration)
+            }
         }
         tracker.heard.removeAll(keepingCapacity: true)
         publishLive(at: min(closedAt, lastTime), ctx, into: &out)
@@ -69,13 +80,13 @@ extension DeviceState {
     /// evaluated (a pruned, "beam" filter): they get the smallest likelihood of those that were,
     /// so they can only lose ground this second. With a monitored set of 20 in a grid this skips
     /// about half the work; a device that appears far away is re-acquired, not tracked there.
-    func evidence(power: Double, at t: Double, prior: [Float], _ ctx: FusionContext, _ health: [GatewayHealth],
-                  _ calibration: VenueCalibration, shifts: inout [Float], fits: inout [Float]) -> [Float] {
+    func evidence(power: Double, at t: Double, prior: UnsafeBufferPointer<Float>, _ ctx: FusionContext, _ health: [GatewayHealth],
+                  _ calibration: VenueCalibration, shifts: UnsafeMutableBufferPointer<Float>, fits: UnsafeMutableBufferPointer<Float>,
+                  into logs: UnsafeMutableBufferPointer<Float>) {
         let tables = ctx.tracker, model = tables.evidence, G = tables.gatewayCount
         let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
         let level = Float(power + calibration.powerCorrectionDB)
         let h = tracker.heard.count, m = slots.count
-        var logs = [Float](repeating: 0, count: m)
         var best = -Float.infinity, worst = Float.infinity
         let cutoff = (prior.max() ?? 0) * Self.beam
         let reception = calibration.reception.missTable
@@ -145,7 +156,6 @@ extension DeviceState {
         }
         }
         for k in 0..<m { logs[k] = expf((logs[k].isNaN ? worst : logs[k]) - best) }
-        return logs
     }
 
     /// One second in four, pseudo-randomly, by a hash of its first reading's RSSI sum and gateway.
@@ -159,14 +169,17 @@ extension DeviceState {
     /// set is one opportunity at the RSSI the model expects for `region` (on the gateway's raw
     /// scale), reported or not. A reporting gateway counts only when another one reported too, as
     /// a silent one always does (the likelihood weighs silences only in seconds with evidence).
-    func learnReception(region: Int32, level: Float, at t: Double, _ ctx: FusionContext, _ health: [GatewayHealth],
-                        _ calibration: inout VenueCalibration) {
+    /// Static, given the device's links and readings: as a method called on the device being
+    /// closed (an inout `self`) with `calibration` inout too, the optimiser copied the whole device
+    /// state, every array retained and released, for each call.
+    static func learnReception(links: [Link], heard: [RegionTracker.Heard], region: Int32, level: Float, at t: Double,
+                               _ ctx: FusionContext, _ health: [GatewayHealth], _ calibration: inout VenueCalibration) {
         let tables = ctx.tracker, G = tables.gatewayCount, base = Int(region) * G
         let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
-        let h = tracker.heard.count, silence = ctx.parameters.gatewaySilenceS
+        let h = heard.count, silence = ctx.parameters.gatewaySilenceS
         for link in links {
             let g = Int(link.gateway)
-            let wasReported = tracker.heard.contains { $0.gateway == link.gateway }
+            let wasReported = heard.contains { $0.gateway == link.gateway }
             if wasReported ? h < 2 : !health[g].isObservable(at: t, silence: silence) { continue }
             let expected = level + n * tables.logDistance[base + g] - w * tables.otherRoom[base + g]
                 - Float(ctx.gatewayOffset[g]) - calibration.appliedOffset(g)
@@ -229,8 +242,17 @@ extension DeviceState {
     /// led without interruption, so the hesitation delays the record, not its times. A region that
     /// leads for a moment and falls back (one second's noise at 55 : 45) is never recorded.
     mutating func finalizeOldest(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
-        let set = slots
-        let (time, posterior) = tracker.finalizeOldest { gap in Self.transposedTransition(gap: Double(gap), over: set, ctx) }
+        let set = slots, m = tracker.stateCount
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: m) { posterior in
+            let time = tracker.finalizeOldest(into: posterior) { gap in Self.transposedTransition(gap: Double(gap), over: set, ctx) }
+            record(smoothed: UnsafeBufferPointer(posterior), time: time, at: t, ctx, into: &out)
+        }
+    }
+
+    /// The decision `finalizeOldest` records for a smoothed second (`posterior`, first evidence at
+    /// `time`).
+    private mutating func record(smoothed posterior: UnsafeBufferPointer<Float>, time: Double, at t: Double, _ ctx: FusionContext,
+                                 into out: inout [FusionOutput]) {
         guard let (k, p) = RegionTracker.argmax(posterior), k < slots.count else { return }
         let region = slots[k].region
         if current < 0 {

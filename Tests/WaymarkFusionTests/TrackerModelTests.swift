@@ -102,6 +102,58 @@ import WaymarkCore
         }
     }
 
+    /// The filter step the plain way (a copy of the prediction times the likelihood, normalised
+    /// with `reduce` and `map`; the likelihood alone when that sums to 0), as the tracker did it
+    /// before it worked in `alpha`'s storage.
+    static func filtered(prior: [Float], likelihood: [Float]) -> [Float] {
+        var a = prior
+        for j in 0..<a.count { a[j] *= likelihood[j] }
+        let sum = a.reduce(0, +)
+        return sum > 0 && sum.isFinite ? a.map { $0 / sum } : RegionTracker.normalised(likelihood)
+    }
+
+    /// The prediction the plain way: Σ_i alpha[i]·T[i][j], rows in order, into a fresh array.
+    static func predicted(alpha: [Float], transition: [Float]) -> [Float] {
+        let m = alpha.count
+        var a = [Float](repeating: 0, count: m)
+        for i in 0..<m where alpha[i] > 0 {
+            for j in 0..<m { a[j] += alpha[i] * transition[i * m + j] }
+        }
+        return a
+    }
+
+    @Test func inPlaceFilterStepAndPredictionMatchThePlainOnesBitForBit() {
+        var rng = SeededRandom(seed: 11)
+        for m in [1, 3, 20] {
+            var t = RegionTracker()
+            t.reset(states: m, on: nil)
+            var transition = [Float](repeating: 0, count: m * m)
+            for i in 0..<m {
+                let row = (0..<m).map { _ in Float.random(in: 0.01...1, using: &rng) }
+                let s = row.reduce(0, +)
+                for j in 0..<m { transition[i * m + j] = row[j] / s }
+            }
+            for second in 0..<300 {
+                t.add(gateway: 0, rssi: -70, weight: 1, power: -59, at: Double(second))
+                // Some seconds contradict every state (all 0) or underflow, to cover the fallback.
+                let lik: [Float] = (0..<m).map { _ in
+                    second % 50 == 7 ? 0 : Float.random(in: 0..<1, using: &rng) < 0.1 ? 0 : Foundation.exp(Float.random(in: -40...0, using: &rng))
+                }
+                let prior = second == 0 ? t.alpha : Self.predicted(alpha: t.alpha, transition: transition)
+                #expect(second == 0 || t.predict(transition: transition) == prior)
+                let expected = Self.filtered(prior: prior, likelihood: lik)
+                prior.withUnsafeBufferPointer { p in lik.withUnsafeBufferPointer { l in t.close(likelihood: l, prior: p) } }
+                #expect(t.alpha == expected)
+                #expect(Array(t.pendingAlpha.suffix(m)) == expected && Array(t.pendingLikelihood.suffix(m)) == lik)
+                while t.pendingCount > 3 {
+                    let settled = t.settledRegion() != nil, oldest = Array(t.pendingAlpha[0..<m])
+                    let (_, post) = t.finalizeOldest { _ in SetTopology.transposed(transition, m: m) }
+                    #expect(!settled || post == oldest, "a settled second is recorded as filtered")
+                }
+            }
+        }
+    }
+
     @Test func remapKeepsTheProbabilityOfRegionsThatStay() {
         var t = RegionTracker()
         t.reset(states: 3, on: nil)

@@ -115,20 +115,28 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// The prediction for the open second: the filtered probabilities carried through the
     /// transition matrix for the gap (nil: the first second, `alpha` as it stands).
     func predict(transition: [Float]?) -> [Float] {
-        guard let transition else { return alpha }
+        var a = [Float](repeating: 0, count: alpha.count)
+        a.withUnsafeMutableBufferPointer { predict(transition: transition, into: $0) }
+        return a
+    }
+
+    /// `predict(transition:)` into `out` (`stateCount` entries), without allocating: the engine
+    /// calls it for every device-second with stack scratch (`DeviceState.closeSecond`).
+    func predict(transition: [Float]?, into out: UnsafeMutableBufferPointer<Float>) {
         let m = alpha.count
-        var a = [Float](repeating: 0, count: m)
-        a.withUnsafeMutableBufferPointer { out in
-            alpha.withUnsafeBufferPointer { from in
-                transition.withUnsafeBufferPointer { t in
-                    for i in 0..<m where from[i] > 0 {
-                        let p = from[i], row = i * m
-                        for j in 0..<m { out[j] += p * t[row + j] }
-                    }
+        alpha.withUnsafeBufferPointer { from in
+            guard let transition else {
+                for j in 0..<m { out[j] = from[j] }
+                return
+            }
+            for j in 0..<m { out[j] = 0 }
+            transition.withUnsafeBufferPointer { t in
+                for i in 0..<m where from[i] > 0 {
+                    let p = from[i], row = i * m
+                    for j in 0..<m { out[j] += p * t[row + j] }
                 }
             }
         }
-        return a
     }
 
     /// Closes the open second given its likelihood per state and the transition matrix for the
@@ -140,12 +148,23 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// Closes the open second given its likelihood per state and its prediction (`predict`). The
     /// second's readings stay in `heard` until the caller clears them.
     mutating func close(likelihood: [Float], prior: [Float]) {
+        likelihood.withUnsafeBufferPointer { l in prior.withUnsafeBufferPointer { p in close(likelihood: l, prior: p) } }
+    }
+
+    /// `close(likelihood:prior:)` over buffers of `stateCount` entries, without allocating: the
+    /// filter step is done in `alpha`'s own storage, alpha[j] = prior[j]·likelihood[j] / Σ, the sum
+    /// taken in index order from 0 as `reduce(0, +)` does, so the result is bit for bit that of
+    /// multiplying a copy of the prior and normalising it (`TrackerModelTests`).
+    mutating func close(likelihood: UnsafeBufferPointer<Float>, prior: UnsafeBufferPointer<Float>) {
         let m = alpha.count
-        var a = prior
-        for j in 0..<m { a[j] *= likelihood[j] }
-        let sum = a.reduce(0, +)
+        var sum: Float = 0
+        alpha.withUnsafeMutableBufferPointer { a in
+            for j in 0..<m { a[j] = prior[j] * likelihood[j] }
+            for j in 0..<m { sum += a[j] }
+            if sum > 0 && sum.isFinite { for j in 0..<m { a[j] /= sum } }
+        }
         // Evidence that contradicts every state (sum 0 after underflow): trust the evidence.
-        alpha = sum > 0 && sum.isFinite ? a.map { $0 / sum } : Self.normalised(likelihood)
+        if !(sum > 0 && sum.isFinite) { alpha = Self.normalised(Array(likelihood)) }
         pendingTime.append(openTime)
         pendingGap.append(Float(lastSecond == .min ? 1 : Double(openSecond - lastSecond)))
         pendingLikelihood.append(contentsOf: likelihood)
@@ -161,16 +180,23 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// terms in the same order as a row-by-row dot product would, so the result is bit for bit
     /// the same (`TrackerModelTests`).
     mutating func finalizeOldest(transposed: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
+        var post = [Float](repeating: 0, count: alpha.count)
+        let time = post.withUnsafeMutableBufferPointer { finalizeOldest(into: $0, transposed: transposed) }
+        return (time, post)
+    }
+
+    /// `finalizeOldest(transposed:)` with the smoothed probabilities written into `post`
+    /// (`stateCount` entries) instead of a new array; returns the second's first-evidence time.
+    mutating func finalizeOldest(into post: UnsafeMutableBufferPointer<Float>, transposed: (Float) -> [Float]) -> Double {
         let m = alpha.count, n = pendingCount
         // When every pending second's filter is all but certain of one region, later evidence
         // cannot change the oldest one's answer: skip the backward pass (most seconds of a device
         // that stays somewhere).
         if let settled = settledRegion() {
-            let post = Array(pendingAlpha[0..<m])
+            pendingAlpha.withUnsafeBufferPointer { a in for i in 0..<m { post[i] = a[i] } }
             dropOldest(m)
-            return (settled.time, post)
+            return settled.time
         }
-        var post = [Float](repeating: 1, count: m)
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * m) { scratch in
             let beta = scratch.baseAddress!, next = beta + m
             beta.update(repeating: 1, count: m)
@@ -197,11 +223,12 @@ struct RegionTracker: Sendable, Hashable, Codable {
                     p -= 1
                 }
             }
-            for i in 0..<m { post[i] = pendingAlpha[i] * beta[i] }
+            pendingAlpha.withUnsafeBufferPointer { a in for i in 0..<m { post[i] = a[i] * beta[i] } }
         }
         let time = pendingTime[0]
         dropOldest(m)
-        return (time, Self.normalised(post))
+        Self.normalise(post)
+        return time
     }
 
     /// Probability above which a filtered second counts as certain (`finalizeOldest`).
@@ -212,21 +239,51 @@ struct RegionTracker: Sendable, Hashable, Codable {
     func settledRegion() -> (time: Double, state: Int)? {
         let m = alpha.count, n = pendingCount
         guard n > 0, m > 0 else { return nil }
-        var state = -1
-        for p in 0..<n {
-            var best = 0
-            for i in 1..<m where pendingAlpha[p * m + i] > pendingAlpha[p * m + best] { best = i }
-            guard pendingAlpha[p * m + best] >= Self.certain, state < 0 || best == state else { return nil }
-            state = best
+        let state: Int? = pendingAlpha.withUnsafeBufferPointer { a in
+            var state = -1
+            for p in 0..<n {
+                let row = a.baseAddress! + p * m
+                var best = 0
+                for i in 1..<m where row[i] > row[best] { best = i }
+                guard row[best] >= Self.certain, state < 0 || best == state else { return nil }
+                state = best
+            }
+            return state
         }
-        return (pendingTime[0], state)
+        return state.map { (pendingTime[0], $0) }
     }
 
+    /// Removes the oldest pending second: the later ones move down in place and the arrays keep
+    /// their capacity (`removeFirst(m)` went through the generic range replacement for every
+    /// device-second).
     private mutating func dropOldest(_ m: Int) {
-        pendingTime.removeFirst()
-        pendingGap.removeFirst()
-        pendingLikelihood.removeFirst(m)
-        pendingAlpha.removeFirst(m)
+        Self.removeFirst(1, of: &pendingTime)
+        Self.removeFirst(1, of: &pendingGap)
+        Self.removeFirst(m, of: &pendingLikelihood)
+        Self.removeFirst(m, of: &pendingAlpha)
+    }
+
+    /// `a.removeFirst(k)` for a plain numeric array, as a forward copy within its storage.
+    private static func removeFirst<T: BinaryFloatingPoint>(_ k: Int, of a: inout [T]) {
+        let n = a.count
+        guard k > 0, n >= k else { return }
+        a.withUnsafeMutableBufferPointer { b in
+            // Forward, so each element is read before it is overwritten.
+            for i in 0..<(n - k) { b[i] = b[i + k] }
+        }
+        a.removeLast(k)
+    }
+
+    /// `normalised` in place: the same sum (in index order from 0) and the same divisions.
+    static func normalise(_ v: UnsafeMutableBufferPointer<Float>) {
+        var s: Float = 0
+        for i in 0..<v.count { s += v[i] }
+        guard s > 0 && s.isFinite else {
+            let even = 1 / Float(max(v.count, 1))
+            for i in 0..<v.count { v[i] = even }
+            return
+        }
+        for i in 0..<v.count { v[i] /= s }
     }
 
     static func normalised(_ v: [Float]) -> [Float] {
@@ -236,6 +293,13 @@ struct RegionTracker: Sendable, Hashable, Codable {
     }
 
     /// Index and value of the largest entry (the first on ties), or nil when empty.
+    static func argmax(_ v: UnsafeBufferPointer<Float>) -> (index: Int, p: Float)? {
+        guard !v.isEmpty else { return nil }
+        var best = 0
+        for i in 1..<v.count where v[i] > v[best] { best = i }
+        return (best, v[best])
+    }
+
     static func argmax(_ v: [Float]) -> (index: Int, p: Float)? {
         guard !v.isEmpty else { return nil }
         var best = 0
