@@ -152,13 +152,18 @@ struct SetTopology: Sendable {
 
     /// Dijkstra from `source` over at most `limit` regions, keeping for each the length of the
     /// first and of the last edge of its shortest path: traversal = length − (first + last) / 2.
+    /// Deterministic: of regions equally near, the lowest index settles first (and of equally
+    /// short paths to a region, the one through the region settled first counts).
     static func traversals(from source: Int, graph: BeaconGraph, limit: Int) -> [Int32: Float] {
         var best: [Int: (d: Double, first: Double, last: Double)] = [source: (0, 0, 0)]
         var settled = Set<Int>()
         var out: [Int32: Float] = [:]
         while settled.count < limit {
             var pick = -1, pickD = Double.infinity
-            for (r, v) in best where !settled.contains(r) && v.d < pickD { pick = r; pickD = v.d }
+            // The nearest unsettled region, ties to the lowest index: `best`'s iteration order is
+            // seeded per process, and a tie broken by it made the matrices (and so every output)
+            // differ between two runs of the same input.
+            for (r, v) in best where !settled.contains(r) && (v.d < pickD || (v.d == pickD && r < pick)) { pick = r; pickD = v.d }
             guard pick >= 0, let here = best[pick] else { break }
             settled.insert(pick)
             if pick != source { out[Int32(pick)] = Float(max(0, here.d - (here.first + here.last) / 2)) }
