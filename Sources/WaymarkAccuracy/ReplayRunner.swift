@@ -29,15 +29,18 @@ public struct ReplayRunner: Sendable {
         try Self.run(executable, ["replay", "--site", site, "--input", input, "--output", output], log: log)
     }
 
-    /// Runs a program to completion with its standard error (and output) in `log`; throws unless
-    /// it exits with status 0.
-    static func run(_ program: String, _ arguments: [String], log: String) throws {
+    /// Runs a program to completion with its standard error (and output) in `log`, with
+    /// `environment` added to this process's; throws unless it exits with status 0.
+    public static func run(_ program: String, _ arguments: [String], log: String, environment: [String: String] = [:]) throws {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: log) else { throw AccuracyError("\(log): cannot create the log file") }
         defer { try? handle.close() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
