@@ -70,18 +70,23 @@ import WaymarkCore
         return RegionTracker.normalised((0..<m).map { t.pendingAlpha[$0] * beta[$0] })
     }
 
+    /// A random row-stochastic m × m transition matrix (row-major), every entry above 0.
+    static func randomTransition(m: Int, using rng: inout SeededRandom) -> [Float] {
+        var transition = [Float](repeating: 0, count: m * m)
+        for i in 0..<m {
+            let row = (0..<m).map { _ in Float.random(in: 0.01...1, using: &rng) }
+            let s = row.reduce(0, +)
+            for j in 0..<m { transition[i * m + j] = row[j] / s }
+        }
+        return transition
+    }
+
     @Test func filterAndSmootherKeepProbabilitiesNormalised() {
         var rng = SeededRandom(seed: 9)
         for m in [1, 2, 5, 20] {
             var t = RegionTracker()
             t.reset(states: m, on: nil)
-            // A random row-stochastic transition matrix.
-            var transition = [Float](repeating: 0, count: m * m)
-            for i in 0..<m {
-                let row = (0..<m).map { _ in Float.random(in: 0.01...1, using: &rng) }
-                let s = row.reduce(0, +)
-                for j in 0..<m { transition[i * m + j] = row[j] / s }
-            }
+            let transition = Self.randomTransition(m: m, using: &rng)
             for second in 0..<200 {
                 t.add(gateway: 0, rssi: -70, weight: 1, power: -59, at: Double(second))
                 // Likelihoods spanning many orders of magnitude, some exactly 0.
@@ -127,12 +132,7 @@ import WaymarkCore
         for m in [1, 3, 20] {
             var t = RegionTracker()
             t.reset(states: m, on: nil)
-            var transition = [Float](repeating: 0, count: m * m)
-            for i in 0..<m {
-                let row = (0..<m).map { _ in Float.random(in: 0.01...1, using: &rng) }
-                let s = row.reduce(0, +)
-                for j in 0..<m { transition[i * m + j] = row[j] / s }
-            }
+            let transition = Self.randomTransition(m: m, using: &rng)
             for second in 0..<300 {
                 t.add(gateway: 0, rssi: -70, weight: 1, power: -59, at: Double(second))
                 // Some seconds contradict every state (all 0) or underflow, to cover the fallback.
