@@ -73,8 +73,7 @@ public struct AccuracySuite: Sendable {
         try fm.createDirectory(atPath: options.work, withIntermediateDirectories: true)
         var rows: [Row] = []
         // Real recordings.
-        let flatPath = options.work + "/kolakowski-flat.geometry.yaml"
-        let flat = try GeometrySite.write(from: options.repository + "/deploy/examples/kolakowski-flat.yaml", to: flatPath)
+        let (flat, flatPath) = try kolakowskiFlat()
         for name in Self.recordings {
             progress("kolakowski \(name) (real)")
             let recording = try KolakowskiRecording(name: name, directory: options.work + "/kolakowski",
@@ -109,13 +108,19 @@ public struct AccuracySuite: Sendable {
         return rows
     }
 
+    /// The Kolakowski flat reduced to its geometry (`GeometrySite`), written into the work folder:
+    /// the site every real recording is replayed with.
+    func kolakowskiFlat() throws -> (site: Site, path: String) {
+        let path = options.work + "/kolakowski-flat.geometry.yaml"
+        return (try GeometrySite.write(from: options.repository + "/deploy/examples/kolakowski-flat.yaml", to: path), path)
+    }
+
     /// Scores the recordings whose ground truth is a route without times (the Kolakowski walking
     /// person): `waymark replay` with the geometry's default parameters, and the naive rule, each by
     /// how far its recorded route is from the true one (`RouteScore`).
     public func runRoutes(progress: (String) -> Void = { _ in }) throws -> [RouteRow] {
         try FileManager.default.createDirectory(atPath: options.work, withIntermediateDirectories: true)
-        let sitePath = options.work + "/kolakowski-flat.geometry.yaml"
-        let site = try GeometrySite.write(from: options.repository + "/deploy/examples/kolakowski-flat.yaml", to: sitePath)
+        let (site, sitePath) = try kolakowskiFlat()
         progress("kolakowski \(KolakowskiWalk.name) (real, route only)")
         let walk = try KolakowskiWalk(directory: options.work + "/kolakowski", dataset: options.kolakowski, repository: options.repository)
         let stem = "kolakowski-\(KolakowskiWalk.name)"
