@@ -76,7 +76,22 @@ extension DeviceState {
             next = min(next, max(s.lastQualifying, since) + ctx.parameters.exitDelayS)
         }
         if current < 0, journeyActive, !outsideSince.isNaN { next = min(next, outsideSince + ctx.parameters.journeyTimeoutS) }
+        if let forget = forgetTime(ctx) { next = min(next, forget) }
         nextDeadline = next
+    }
+
+    /// Whether nothing is left to decide for this device: in no region, no journey open, no second
+    /// of evidence waiting in the tracker. Only such a device may be forgotten.
+    var isIdle: Bool {
+        current < 0 && !journeyActive && !tracker.hasOpenSecond && tracker.pendingCount == 0 && !isPresent
+    }
+
+    /// When the engine forgets this device (`forget_after_s` after its last evidence), or nil
+    /// while it is not idle or forgetting is off.
+    func forgetTime(_ ctx: FusionContext) -> Double? {
+        let after = ctx.parameters.forgetAfterS
+        guard after > 0, isIdle else { return nil }
+        return lastTime + after
     }
 
     /// Regions whose every gateway is now offline or silent become `unknown` at `t`. The current

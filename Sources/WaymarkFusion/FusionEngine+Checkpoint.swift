@@ -32,7 +32,7 @@ extension FusionEngine {
 
     /// The state of every device.
     public func checkpoint() -> [DeviceCheckpoint] {
-        devices.indices.map { i in
+        devices.indices.filter { !vacant[$0] }.map { i in
             var cp = checkpoint(of: devices[i])
             cp.ordinal = i
             return cp
@@ -40,6 +40,9 @@ extension FusionEngine {
     }
 
     /// Restores a device's state (replacing any state the engine has for it) and returns its handle.
+    /// A device new to the engine takes the slot of its `ordinal` when that slot is free, so that
+    /// an engine restored from every checkpoint visits its devices in the order of the engine that
+    /// saved them, forgotten devices' free slots included (`FusionEngine+Forget.swift`).
     @discardableResult
     public mutating func restore(_ saved: DeviceCheckpoint) -> DeviceHandle {
         let regionMap = saved.regions.map { site.regionIndex($0).map(Int32.init) }
@@ -53,7 +56,25 @@ extension FusionEngine {
         if regionMap.contains(where: { $0 == nil }) || gatewayMap.contains(where: { $0 == nil }) {
             state.nextDeadline = -.infinity
         }
-        let handle = self.handle(for: saved.device)
+        // Checkpoints from before forgetting existed may have been saved idle with no forget time.
+        if let forget = state.forgetTime(ctx) { state.nextDeadline = min(state.nextDeadline, forget) }
+        let handle: DeviceHandle
+        if let i = deviceIndex[saved.device] {
+            handle = DeviceHandle(index: i)
+        } else if saved.ordinal >= 0, saved.ordinal <= devices.count + (1 << 24) {
+            ensureSlot(saved.ordinal)
+            if vacant[saved.ordinal] {
+                vacant[saved.ordinal] = false
+                vacantCount -= 1
+                freeSlotsStale = true
+                deviceIndex[saved.device] = Int32(saved.ordinal)
+                handle = DeviceHandle(index: Int32(saved.ordinal))
+            } else {
+                handle = self.handle(for: saved.device)
+            }
+        } else {
+            handle = self.handle(for: saved.device)
+        }
         devices[Int(handle.index)] = state
         return handle
     }

@@ -12,16 +12,16 @@ extension FusionEngine {
     }
 
     public func memoryStatistics() -> MemoryStatistics {
-        guard !devices.isEmpty else { return .init(meanBytes: 0, maxBytes: 0, meanSlots: 0) }
+        guard deviceCount > 0 else { return .init(meanBytes: 0, maxBytes: 0, meanSlots: 0) }
         let indexEntry = MemoryLayout<DeviceID>.stride + MemoryLayout<Int32>.stride + 8
         var total = 0, maxBytes = 0, slots = 0
-        for d in devices {
+        for (i, d) in devices.enumerated() where !vacant[i] {
             let b = d.footprintBytes + indexEntry
             total += b
             maxBytes = max(maxBytes, b)
             slots += d.slots.count
         }
-        return .init(meanBytes: Double(total) / Double(devices.count), maxBytes: maxBytes,
-                     meanSlots: Double(slots) / Double(devices.count))
+        return .init(meanBytes: Double(total) / Double(deviceCount), maxBytes: maxBytes,
+                     meanSlots: Double(slots) / Double(deviceCount))
     }
 }

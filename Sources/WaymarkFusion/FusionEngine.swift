@@ -36,6 +36,14 @@ public struct FusionEngine: Sendable {
     /// output, or a restart would resume from older filter state than the uninterrupted run.
     var timerTouched: [Bool] = []
     var timerTouchedList: [Int32] = []
+    /// Slots of forgotten devices (`FusionEngine+Forget.swift`): flag per slot, how many, and the
+    /// free ones lowest first (rebuilt from the flags when `freeSlotsStale`, after a restore).
+    var vacant: [Bool] = []
+    var vacantCount = 0
+    var freeSlots = FreeSlots()
+    var freeSlotsStale = false
+    /// Devices forgotten since the engine started.
+    var forgottenCount = 0
 
     public init(site: Site) {
         self.site = site
@@ -44,13 +52,14 @@ public struct FusionEngine: Sendable {
         self.calibration = VenueCalibration(site: site)
     }
 
-    /// The handle of `device`, creating its state on first use. Handles are small integers valid
-    /// for the life of this engine; keep them next to the device id to avoid hashing per sighting.
+    /// The handle of `device`, creating its state on first use. Handles are small integers, valid
+    /// until the engine forgets the device (`forget_after_s`, in `advance(to:)`; its handle then
+    /// goes to a later new device): take a device's handle after advancing the engine to the time
+    /// of the reading, as `EngineFeed` does, and do not keep it across `advance` calls.
     public mutating func handle(for device: DeviceID) -> DeviceHandle {
         if let i = deviceIndex[device] { return DeviceHandle(index: i) }
-        let i = Int32(devices.count)
-        devices.append(DeviceState(id: device))
-        timerTouched.append(false)
+        let i = takeSlot()
+        devices[Int(i)] = DeviceState(id: device)
         deviceIndex[device] = i
         return DeviceHandle(index: i)
     }
@@ -59,9 +68,6 @@ public struct FusionEngine: Sendable {
     public func existingHandle(for device: DeviceID) -> DeviceHandle? {
         deviceIndex[device].map(DeviceHandle.init(index:))
     }
-
-    /// Devices the engine tracks.
-    public var deviceCount: Int { devices.count }
 
     /// Applies one reading. See `Observation` for the validity rules; invalid readings are counted
     /// in `counters` and change nothing.
@@ -74,7 +80,10 @@ public struct FusionEngine: Sendable {
     /// Applies one reading, appending what happened to `out` (no allocation when nothing did).
     public mutating func ingest(_ o: Observation, into out: inout [FusionOutput]) {
         guard o.gateway >= 0, o.gateway < health.count else { counters.unknownGateway += 1; return }
-        guard Int(o.device.index) < devices.count, o.device.index >= 0 else { counters.unknownDevice += 1; return }
+        guard Int(o.device.index) < devices.count, o.device.index >= 0, !vacant[Int(o.device.index)] else {
+            counters.unknownDevice += 1
+            return
+        }
         guard o.rssi.isFinite, o.rssi <= 0, o.rssi >= -127 else { counters.implausibleRSSI += 1; return }
         let power = o.tx ?? ctx.parameters.defaultMeasuredPowerDBm
         guard power.isFinite, power >= -100, power <= 20 else { counters.implausibleTxPower += 1; return }
@@ -110,7 +119,9 @@ public struct FusionEngine: Sendable {
             gatewayHeartbeat(gateway, at: t)
         } else if !health[gateway].reportedOffline {
             health[gateway].reportedOffline = true
-            for i in devices.indices { devices[i].markUnobservable(gateway: Int32(gateway), at: t, ctx, health, into: &out) }
+            for i in devices.indices where !vacant[i] {
+                devices[i].markUnobservable(gateway: Int32(gateway), at: t, ctx, health, into: &out)
+            }
         }
         return out
     }
@@ -125,16 +136,19 @@ public struct FusionEngine: Sendable {
             && health[g].lastHeard.isFinite && health[g].lastHeard + silence < t {
             let when = health[g].lastHeard + silence
             health[g].silenceHandled = true
-            for i in devices.indices { devices[i].markUnobservable(gateway: Int32(g), at: when, ctx, health, into: &out) }
+            for i in devices.indices where !vacant[i] {
+                devices[i].markUnobservable(gateway: Int32(g), at: when, ctx, health, into: &out)
+            }
         }
         let all = gatewayReturned
         gatewayReturned = false
-        for i in devices.indices where all || devices[i].nextDeadline <= t {
+        for i in devices.indices where (all || devices[i].nextDeadline <= t) && !vacant[i] {
             devices[i].expire(upTo: t, ctx, health, &calibration, into: &out)
             if !timerTouched[i] {
                 timerTouched[i] = true
                 timerTouchedList.append(Int32(i))
             }
+            forgetIfDue(i, at: t, into: &out)
         }
         return out
     }
@@ -143,7 +157,8 @@ public struct FusionEngine: Sendable {
     /// any output: a closed second of the tracker, a recomputed deadline). The aggregator
     /// checkpoints them with the devices it heard and those with output.
     public mutating func takeTimerTouched() -> [DeviceID] {
-        let out = timerTouchedList.map { devices[Int($0)].id }
+        // A slot forgotten since (and not taken again) has no device to report.
+        let out = timerTouchedList.filter { !vacant[Int($0)] }.map { devices[Int($0)].id }
         for i in timerTouchedList { timerTouched[Int(i)] = false }
         timerTouchedList.removeAll(keepingCapacity: true)
         return out
@@ -152,7 +167,7 @@ public struct FusionEngine: Sendable {
     /// End of input: fires due timers, then closes every open visit and journey at `t`.
     public mutating func finish(at t: Double) -> [FusionOutput] {
         var out = advance(to: t)
-        for i in devices.indices { devices[i].finish(at: t, ctx, health, &calibration, into: &out) }
+        for i in devices.indices where !vacant[i] { devices[i].finish(at: t, ctx, health, &calibration, into: &out) }
         return out
     }
 }

@@ -10,11 +10,13 @@ import WaymarkCore
 /// - `{"type":"monitored","t":…,"device":…,"regions":[…]}`
 /// - `{"type":"journey","t":…,"device":…,"started":…,"ended":…,"regions":[…]}`
 /// - `{"type":"transition","t":…,"device":…,"from":…,"to":…,"inferred":false}`
+/// - `{"type":"forgotten","t":…,"device":…,"last_heard":…}`: the engine dropped the idle device
 extension FusionOutput: Codable {
     enum CodingKeys: String, CodingKey {
         case type, t, device, region, state, proximity, regions, started, ended, entered, exited, inferred, from, to, confidence
         case distanceM = "distance_m"
         case dwellS = "dwell_s"
+        case lastHeard = "last_heard"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -50,6 +52,8 @@ extension FusionOutput: Codable {
             try c.encode(o.from, forKey: .from)
             try c.encode(o.to, forKey: .to)
             try c.encode(o.inferred, forKey: .inferred)
+        case .forgotten(let o):
+            if let h = o.lastHeard { try c.encode(h, forKey: .lastHeard) } else { try c.encodeNil(forKey: .lastHeard) }
         }
     }
 
@@ -87,10 +91,12 @@ extension FusionOutput: Codable {
                 t: t, device: device, from: try c.decode(String.self, forKey: .from),
                 to: try c.decode(String.self, forKey: .to),
                 inferred: try c.decodeIfPresent(Bool.self, forKey: .inferred) ?? false))
+        case "forgotten":
+            self = .forgotten(.init(t: t, device: device, lastHeard: try c.decodeIfPresent(Double.self, forKey: .lastHeard)))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: c,
-                debugDescription: "unknown output type '\(type)' (expected state, location, live, visit, monitored, journey or transition)")
+                debugDescription: "unknown output type '\(type)' (expected state, location, live, visit, monitored, journey, transition or forgotten)")
         }
     }
 }

@@ -39,6 +39,9 @@ public enum FusionOutput: Sendable, Hashable {
     case journey(Journey)
     /// The device moved from one region to the next (one per step of an inferred path).
     case transition(Transition)
+    /// The engine forgot the device (`forget_after_s`): idle and not heard for that long. Nothing
+    /// about it is open; if it is heard again it starts afresh.
+    case forgotten(Forgotten)
 
     public struct StateChange: Sendable, Hashable {
         public var t: Double
@@ -115,6 +118,15 @@ public enum FusionOutput: Sendable, Hashable {
         public var inferred: Bool
     }
 
+    public struct Forgotten: Sendable, Hashable {
+        /// When it was forgotten: the engine's first tick at least `forget_after_s` after
+        /// `lastHeard` at which nothing was left open for it.
+        public var t: Double
+        public var device: DeviceID
+        /// The time of its last evidence (nil: none of its readings was accepted).
+        public var lastHeard: Double?
+    }
+
     /// The time of the evidence.
     public var t: Double {
         switch self {
@@ -125,6 +137,7 @@ public enum FusionOutput: Sendable, Hashable {
         case .monitored(let o): o.t
         case .journey(let o): o.t
         case .transition(let o): o.t
+        case .forgotten(let o): o.t
         }
     }
 
@@ -138,6 +151,7 @@ public enum FusionOutput: Sendable, Hashable {
         case .monitored(let o): o.device
         case .journey(let o): o.device
         case .transition(let o): o.device
+        case .forgotten(let o): o.device
         }
     }
 
@@ -151,6 +165,7 @@ public enum FusionOutput: Sendable, Hashable {
         case .monitored: "monitored"
         case .journey: "journey"
         case .transition: "transition"
+        case .forgotten: "forgotten"
         }
     }
 }

@@ -119,4 +119,92 @@ struct AggregatorStoreTests {
         #expect(restored.state?.calibration != nil)
         #expect(restored.state?.calibration == first.aggregatorState.calibration)
     }
+
+    /// `fusion.forget_after_s` through PostgreSQL: the write deletes a forgotten device's
+    /// checkpoint, and an aggregator restarted from the stored checkpoints (engine slots restored by
+    /// ordinal, forgotten ones free) forgets, reuses slots and records exactly as one that never
+    /// stopped.
+    @Test func forgottenDevicesLeaveDeviceStateAndARestartContinuesAsWithoutIt() throws {
+        let db = try PostgresTestDatabase("aggregator_forget")
+        defer { db.drop() }
+        let conn = try db.connect()
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(conn)
+        let siteID = "forget-\(UInt32.random(in: 0...UInt32.max))"
+        let yaml = AggregatorTestVenue.yaml(site: siteID, count: 4) + "  forget_after_s: 60\n  journey_timeout_s: 60\n"
+        let site = try SiteLoader.load(path: try aggregatorTempFile("site.yaml", yaml)).site
+        let topics = Topics(site: siteID)
+        var settings = AggregatorCore.Settings()
+        settings.clock.toleranceS = 1e9
+        settings.clock.maxAgeS = 1e10
+        let start = 1_700_000_000.0
+        // Three waves of three visitors 400 s apart (each forgotten before the next comes), and a
+        // resident tag (device 99) heard every 2 s at r3 throughout, which keeps the clock going.
+        var records: [AggregatorTestVenue.Record] = []
+        for wave in 0..<3 {
+            records += AggregatorTestVenue.records(devices: 3, path: [0, 1, 2], dwell: 10, start: start + 400 * Double(wave), regions: 4)
+                .map { r in
+                    var r = r
+                    r.device = AggregatorTestVenue.device(Int(r.device.rawValue.split(separator: ":").last!)! + 3 * wave)
+                    return r
+                }
+        }
+        for k in 0..<650 {
+            records.append(.init(t: start + 2 * Double(k) + 0.5, gateway: 3, device: AggregatorTestVenue.device(99), rssi: -50))
+        }
+        records.sort { ($0.t, $0.gateway) < ($1.t, $1.gateway) }
+        let batches = AggregatorTestVenue.batches(records, boot: "b")
+        func feed(_ core: inout AggregatorCore, _ part: ArraySlice<SightingBatch>, store: AggregatorStore?,
+                  into writes: inout [WriteBatch]) throws {
+            for (i, b) in part.enumerated() {
+                _ = core.handle(topic: topics.sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
+                if i % 40 == 39, let w = core.sealWrite() {
+                    if let store { try store.write(conn, w) }
+                    writes.append(w)
+                }
+            }
+            if let w = core.sealWrite() {
+                if let store { try store.write(conn, w) }
+                writes.append(w)
+            }
+        }
+        var straight = AggregatorCore(site: site, topics: topics, settings: settings)
+        var straightWrites: [WriteBatch] = []
+        try feed(&straight, batches[...], store: nil, into: &straightWrites)
+
+        // The first run stops in the second wave, after the first was forgotten.
+        let split = try #require(batches.firstIndex { $0.start >= start + 430 })
+        let store = AggregatorStore(siteID: siteID)
+        try store.syncSite(conn, site)
+        var first = AggregatorCore(site: site, topics: topics, settings: settings)
+        var firstWrites: [WriteBatch] = []
+        try feed(&first, batches[..<split], store: store, into: &firstWrites)
+        let gone = firstWrites.flatMap(\.forgottenDevices)
+        #expect(Set(gone) == Set((0..<3).map(AggregatorTestVenue.device)))
+        let rows = try conn.query("SELECT device_id, ordinal FROM device_state WHERE site_id = $1 ORDER BY ordinal", [siteID])
+        let stored = try rows.rows.map { try $0.string(0) }
+        #expect(stored.count == first.engine.deviceCount)
+        #expect(Set(stored).isDisjoint(with: gone.map(\.rawValue)), "no checkpoint row of a forgotten device")
+        #expect(Set(stored).isSuperset(of: (3..<6).map { AggregatorTestVenue.device($0).rawValue }))
+        // The second wave took the first wave's slots: the ordinals have no gap at the front.
+        #expect(try rows.rows.map { try $0.int(1) }.sorted() == Array(0..<stored.count))
+
+        let restored = try store.load(conn)
+        var second = AggregatorCore(site: site, topics: topics, settings: settings)
+        second.restore(devices: restored.devices, progress: restored.progress, state: restored.state, statuses: restored.statuses)
+        var secondWrites: [WriteBatch] = []
+        try feed(&second, batches[...], store: store, into: &secondWrites)
+
+        let resumed = firstWrites + secondWrites
+        #expect(straightWrites.flatMap(\.forgottenDevices).count == 9)
+        #expect(resumed.flatMap(\.forgottenDevices) == straightWrites.flatMap(\.forgottenDevices))
+        #expect(resumed.flatMap(\.visits) == straightWrites.flatMap(\.visits))
+        #expect(resumed.flatMap(\.journeys) == straightWrites.flatMap(\.journeys))
+        #expect(resumed.flatMap(\.transitions) == straightWrites.flatMap(\.transitions))
+        for n in [99] + Array(0..<9) {
+            let d = AggregatorTestVenue.device(n)
+            #expect(second.engine.existingHandle(for: d) == straight.engine.existingHandle(for: d))
+        }
+        let left = try conn.query("SELECT device_id FROM device_state WHERE site_id = $1", [siteID]).rows.map { try $0.string(0) }
+        #expect(left == [AggregatorTestVenue.device(99).rawValue], "only the resident tag is held at the end")
+    }
 }

@@ -70,6 +70,15 @@ extension AggregatorCore {
             case .journey(let j): pending.journeys.append(j)
             case .transition(let t): pending.transitions.append(t)
             case .monitored(let m): views.apply(m)
+            case .forgotten(let f):
+                // Its checkpoint is deleted with this write and its retained messages cleared
+                // (an empty retained message removes it from the broker; subscribers read that
+                // as "the device is gone"). Publications keep their order: should it be heard
+                // again before they go out, its new state follows the clearing.
+                pending.forgottenDevices.append(f.device)
+                views.forget(f.device)
+                publications.append(Publication(topic: topics.deviceState(f.device), payload: [], retain: true))
+                publications.append(Publication(topic: topics.deviceMonitored(f.device), payload: [], retain: true))
             }
         }
         outputs.removeAll(keepingCapacity: true)

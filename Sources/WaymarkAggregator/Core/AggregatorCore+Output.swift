@@ -10,7 +10,9 @@ extension AggregatorCore {
         var batch = pending
         batch.progress = progress.takeAdvanced()
         for heard in activity.take() {
-            batch.devices[heard.device] = (heard.first, heard.last)
+            // A device can appear twice when the engine forgot it and it was heard again.
+            let seen = batch.devices[heard.device]
+            batch.devices[heard.device] = (min(heard.first, seen?.first ?? .infinity), max(heard.last, seen?.last ?? -.infinity))
             changedDevices.insert(heard.device)
         }
         for device in engine.takeTimerTouched() { changedDevices.insert(device) }

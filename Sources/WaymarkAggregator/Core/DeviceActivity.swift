@@ -10,8 +10,11 @@ struct DeviceActivity: Sendable {
     private var ids: [DeviceID?] = []
     /// Handle indices heard since the last `take()`, in first-heard order.
     private var heard: [Int32] = []
+    /// Devices whose handle went to another device before `take()` (the engine forgot them and
+    /// reused the slot: only possible for a device none of whose readings it accepted).
+    private var displaced: [(device: DeviceID, first: Double, last: Double)] = []
 
-    var isEmpty: Bool { heard.isEmpty }
+    var isEmpty: Bool { heard.isEmpty && displaced.isEmpty }
 
     mutating func note(_ handle: DeviceHandle, _ device: DeviceID, first f: Double, last l: Double) {
         let i = Int(handle.index)
@@ -21,7 +24,12 @@ struct DeviceActivity: Sendable {
             last.append(contentsOf: repeatElement(-.infinity, count: grow))
             ids.append(contentsOf: repeatElement(nil, count: grow))
         }
-        if ids[i] == nil {
+        if let other = ids[i], other != device {
+            displaced.append((other, first[i], last[i]))
+            first[i] = .infinity
+            last[i] = -.infinity
+            ids[i] = device
+        } else if ids[i] == nil {
             ids[i] = device
             heard.append(handle.index)
         }
@@ -31,8 +39,9 @@ struct DeviceActivity: Sendable {
 
     /// The devices heard with their first and last sighting, and a fresh start.
     mutating func take() -> [(device: DeviceID, first: Double, last: Double)] {
-        var out: [(device: DeviceID, first: Double, last: Double)] = []
-        out.reserveCapacity(heard.count)
+        var out = displaced
+        displaced.removeAll()
+        out.reserveCapacity(out.count + heard.count)
         for h in heard {
             let i = Int(h)
             out.append((ids[i]!, first[i], last[i]))

@@ -53,6 +53,13 @@ struct DeviceViews: Sendable {
         dirtyState.insert(l.device)
     }
 
+    /// The engine forgot the device: nothing of it is left to publish.
+    mutating func forget(_ device: DeviceID) {
+        views[device] = nil
+        dirtyState.remove(device)
+        dirtyMonitored.remove(device)
+    }
+
     mutating func apply(_ m: FusionOutput.MonitoredSet) {
         var v = views[m.device] ?? View()
         v.monitored = Array(m.regions.prefix(monitoredSize))

@@ -49,6 +49,12 @@ extension WriteBatch {
         for (key, n) in later.rejections { rejections[key, default: 0] += n }
         rawSightings += later.rawSightings
         rawSources += later.rawSources
+        if !later.forgottenDevices.isEmpty {
+            // Forgotten after this write's checkpoint: the deletion stands, the checkpoint goes.
+            let gone = Set(later.forgottenDevices)
+            checkpoints.removeAll { gone.contains($0.device) }
+            forgottenDevices += later.forgottenDevices
+        }
         if !later.checkpoints.isEmpty {
             var latest: [DeviceID: Int] = [:]
             for (i, cp) in checkpoints.enumerated() { latest[cp.device] = i }

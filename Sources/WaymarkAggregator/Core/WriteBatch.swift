@@ -85,6 +85,9 @@ public struct WriteBatch: Sendable {
     public var notifierStates: [NotifierCheckpoint] = []
     /// Checkpoints of the devices that changed.
     public var checkpoints: [DeviceCheckpoint] = []
+    /// Devices the engine forgot (`forget_after_s`): their checkpoints are deleted, before
+    /// `checkpoints` are stored (a device forgotten and heard again has both).
+    public var forgottenDevices: [DeviceID] = []
     public var aggregatorState = AggregatorCheckpoint()
     /// New high-water marks; acked after the commit.
     public var progress: [ProgressTracker.Key: UInt64] = [:]
@@ -97,13 +100,13 @@ public struct WriteBatch: Sendable {
     public var rowCount: Int {
         visits.count + journeys.count + transitions.count + events.count + devices.count + entranceHeard.count
             + statuses.count + ingest.count + rejections.count + rawSightings.count + checkpoints.count + progress.count
-            + notifications.count + notifierStates.count + 1
+            + forgottenDevices.count + notifications.count + notifierStates.count + 1
     }
 
     public var isEmpty: Bool {
         visits.isEmpty && journeys.isEmpty && transitions.isEmpty && events.isEmpty && devices.isEmpty
             && statuses.isEmpty && ingest.isEmpty && rejections.isEmpty && progress.isEmpty && checkpoints.isEmpty
-            && notifications.isEmpty && notifierStates.isEmpty
+            && forgottenDevices.isEmpty && notifications.isEmpty && notifierStates.isEmpty
     }
 }
 

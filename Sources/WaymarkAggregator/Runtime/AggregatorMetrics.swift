@@ -18,6 +18,7 @@ final class AggregatorMetrics: Sendable {
     let writeQueueRows: Gauge
     let ingestQueue: Gauge
     let devices: Gauge
+    let devicesForgotten: Counter
     let dbUp: Gauge
     let heldBatches: Gauge
     let lateBatches: Counter
@@ -80,6 +81,8 @@ final class AggregatorMetrics: Sendable {
         writeQueueRows = registry.makeGauge(descriptor: name("write_queue", "rows", "Rows waiting to be written to PostgreSQL."))
         ingestQueue = registry.makeGauge(descriptor: name("ingest_queue", "messages", "MQTT messages waiting for the fusion thread."))
         devices = registry.makeGauge(descriptor: name("devices", "count", "Devices the fusion engine holds state for."))
+        devicesForgotten = registry.makeCounter(descriptor: name("devices_forgotten", "total",
+            "Idle devices the fusion engine forgot after fusion.forget_after_s without a sighting."))
         dbUp = registry.makeGauge(descriptor: name("db", "up", "1 while the last write succeeded, 0 while PostgreSQL is failing."))
         heldBatches = registry.makeGauge(descriptor: name("reorder_held", "batches", "Batches held for event-time ordering."))
         lateBatches = registry.makeCounter(descriptor: name("late_batches", "total", "Batches that arrived behind the event-time watermark (fused late)."))

@@ -153,7 +153,7 @@ extension AggregatorService {
         var rejections = RejectionLog(interval: config.rejectLogIntervalS)
         var lastFlush = Self.now(), lastPublish = lastFlush, lastRelease = lastFlush
         var lastReack: [String: Double] = [:]
-        var lateSeen = 0, resendRequestsSeen = 0, catchUpTimeoutsSeen = 0
+        var lateSeen = 0, resendRequestsSeen = 0, catchUpTimeoutsSeen = 0, forgottenSeen = 0
         var suppressedSeen: [String: Int] = [:]
         let flushEvery = Double(config.flushIntervalMS) / 1000, publishEvery = Double(config.publishIntervalMS) / 1000
         var leaveBy: Double?, intakeClosed = false
@@ -227,6 +227,10 @@ extension AggregatorService {
                 publish(core.takePublications(), client)
                 metrics.ingestQueue.set(Double(ingest.count))
                 metrics.devices.set(Double(core.engine.deviceCount))
+                if core.engine.forgottenDevices > forgottenSeen {
+                    metrics.devicesForgotten.increment(by: Int64(core.engine.forgottenDevices - forgottenSeen))
+                    forgottenSeen = core.engine.forgottenDevices
+                }
                 if delivery != nil { noteSuppressed(&suppressedSeen) }
                 let calibration = core.engine.calibration
                 metrics.calibrationPower.set(calibration.powerCorrectionDB)

@@ -33,6 +33,11 @@ extension AggregatorStore {
                 try writeCounters(db, batch)
                 if !batch.rawSightings.isEmpty { try writeRaw(db, batch.rawSightings) }
             }
+            if !batch.forgottenDevices.isEmpty {
+                // Before the checkpoints: a device forgotten and heard again keeps its new one.
+                try db.query("DELETE FROM device_state WHERE site_id = $1 AND device_id = ANY($2::text[])",
+                             [siteID, batch.forgottenDevices.map(\.rawValue)])
+            }
             if !batch.checkpoints.isEmpty {
                 // One binary parameter holds every checkpoint; each row takes its slice.
                 try db.query("""

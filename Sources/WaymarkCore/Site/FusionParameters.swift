@@ -14,6 +14,12 @@ public struct FusionParameters: Hashable, Sendable, Codable {
     /// `journey_max_regions`: regions kept per journey (bounds per-device memory); later regions of a
     /// very long journey are still reported as visits but no longer listed in the journey.
     public var journeyMaxRegions: Int = 200
+    /// `forget_after_s`: how long after its last sighting a device that is in no region, with its
+    /// journey closed and nothing left to decide, is forgotten: its state is freed, its checkpoint
+    /// deleted and its retained device state cleared, so memory and per-second work follow the
+    /// devices present rather than every device ever heard. A device heard again starts afresh
+    /// (its history is kept). 0 keeps every device for the life of the aggregator.
+    public var forgetAfterS: Double = 3600
 
     // MARK: Distance and proximity
 
@@ -87,6 +93,7 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         case monitoredSetSize = "monitored_set_size"
         case journeyTimeoutS = "journey_timeout_s"
         case journeyMaxRegions = "journey_max_regions"
+        case forgetAfterS = "forget_after_s"
         case defaultMeasuredPowerDBm = "default_measured_power_dbm"
         case pathLossExponent = "path_loss_exponent"
         case immediateM = "immediate_m"
@@ -142,6 +149,7 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         try get(.monitoredSetSize, \.monitoredSetSize, in: &p)
         try get(.journeyTimeoutS, \.journeyTimeoutS, in: &p)
         try get(.journeyMaxRegions, \.journeyMaxRegions, in: &p)
+        try get(.forgetAfterS, \.forgetAfterS, in: &p)
         try get(.defaultMeasuredPowerDBm, \.defaultMeasuredPowerDBm, in: &p)
         try get(.pathLossExponent, \.pathLossExponent, in: &p)
         try get(.immediateM, \.immediateM, in: &p)
@@ -200,6 +208,9 @@ public struct FusionParameters: Hashable, Sendable, Codable {
         }
         if monitoredSetSize < 1 || monitoredSetSize > 1000 {
             out.append((CodingKeys.monitoredSetSize.rawValue, "must be between 1 and 1000 (Core Location allows 20), got \(monitoredSetSize)"))
+        }
+        if !(forgetAfterS == 0 || (forgetAfterS >= 60 && forgetAfterS.isFinite)) {
+            out.append((CodingKeys.forgetAfterS.rawValue, "must be 0 (never forget a device) or at least 60 seconds (3600 is the default), got \(forgetAfterS)"))
         }
         if journeyMaxRegions < 1 { out.append((CodingKeys.journeyMaxRegions.rawValue, "must be at least 1, got \(journeyMaxRegions)")) }
         if outlierMaxRun < 0 { out.append((CodingKeys.outlierMaxRun.rawValue, "must be 0 or more, got \(outlierMaxRun)")) }

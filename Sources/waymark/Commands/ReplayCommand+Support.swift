@@ -220,7 +220,7 @@ struct Replay {
         return """
         \(input): \(read); \
         engine: \(c.accepted) accepted, \(c.outliers) outliers, \(c.implausibleRSSI) implausible RSSI, \
-        \(c.implausibleTxPower) implausible tx power; \(engine.deviceCount) devices; wrote \(outputs.isEmpty ? "nothing" : outputs); \
+        \(c.implausibleTxPower) implausible tx power; \(engine.deviceCount) devices held at the end\(engine.forgottenDevices > 0 ? ", \(engine.forgottenDevices) forgotten when idle" : ""); wrote \(outputs.isEmpty ? "nothing" : outputs); \
         calibration: measured power \(String(format: "%+.1f", cal.powerCorrectionDB)) dB, path-loss exponent \
         \(String(format: "%.2f", cal.pathLossExponent)), room loss \(String(format: "%.1f", cal.roomLossDB)) dB, \
         gateway offsets beyond ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB: \(offsets.isEmpty ? "none" : offsets.joined(separator: ", ")), \

@@ -1,0 +1,105 @@
+public import WaymarkCore
+
+/// Forgetting devices (`forget_after_s`): a device that is in no region, with its journey closed
+/// and nothing left for the tracker to decide, is dropped once it has not been heard for
+/// `forget_after_s`, so that memory and the per-second timer scan follow the devices present, not
+/// every device ever heard. It happens in `advance(to:)` at a point of the engine's own clock, so a
+/// replay, a live run and a run restarted from checkpoints forget the same devices at the same time.
+/// A device heard again later is a new device to the engine: its history (visits, journeys) is kept
+/// by whoever stored the outputs.
+///
+/// The slot of a forgotten device is reused by the next new device, lowest slot first: the order
+/// the engine visits devices in then depends only on which slots are taken, and an engine restored
+/// from checkpoints (each restored at its `ordinal`) visits them as the uninterrupted one does.
+extension FusionEngine {
+    /// The id a free slot's placeholder state carries (never read: `vacant` marks the slot free).
+    static let vacantID = DeviceID("mac:00-00-00-00-00-00")!
+
+    /// Devices the engine holds state for (forgotten ones excluded).
+    public var deviceCount: Int { devices.count - vacantCount }
+
+    /// Devices forgotten since the engine started.
+    public var forgottenDevices: Int { forgottenCount }
+
+    /// Drops device `i` when it is idle and its forget time has come by `t`, with a `.forgotten`
+    /// output dated `t` (the aggregator deletes its checkpoint and clears its retained state).
+    mutating func forgetIfDue(_ i: Int, at t: Double, into out: inout [FusionOutput]) {
+        guard let when = devices[i].forgetTime(ctx), when <= t else { return }
+        let id = devices[i].id
+        out.append(.forgotten(.init(t: t, device: id, lastHeard: devices[i].lastTime.isFinite ? devices[i].lastTime : nil)))
+        deviceIndex[id] = nil
+        devices[i] = DeviceState(id: Self.vacantID)
+        vacant[i] = true
+        freeSlots.insert(Int32(i))
+        forgottenCount += 1
+        vacantCount += 1
+    }
+
+    /// A slot for a new device: the lowest free one, or a new one at the end.
+    mutating func takeSlot() -> Int32 {
+        if freeSlotsStale { rebuildFreeSlots() }
+        if let i = freeSlots.popMin() {
+            vacant[Int(i)] = false
+            vacantCount -= 1
+            return i
+        }
+        devices.append(DeviceState(id: Self.vacantID))
+        vacant.append(false)
+        timerTouched.append(false)
+        return Int32(devices.count - 1)
+    }
+
+    /// Makes slot `i` exist (restoring a checkpoint at its ordinal): slots before it that do not
+    /// exist yet are added free.
+    mutating func ensureSlot(_ i: Int) {
+        while devices.count <= i {
+            devices.append(DeviceState(id: Self.vacantID))
+            vacant.append(true)
+            timerTouched.append(false)
+            vacantCount += 1
+        }
+        freeSlotsStale = true
+    }
+
+    mutating func rebuildFreeSlots() {
+        freeSlots = FreeSlots()
+        for i in devices.indices where vacant[i] { freeSlots.insert(Int32(i)) }
+        freeSlotsStale = false
+    }
+}
+
+/// The free device slots, lowest first (a binary min-heap).
+struct FreeSlots: Sendable {
+    private var heap: [Int32] = []
+
+    var count: Int { heap.count }
+
+    mutating func insert(_ v: Int32) {
+        heap.append(v)
+        var i = heap.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard heap[i] < heap[parent] else { break }
+            heap.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func popMin() -> Int32? {
+        guard let last = heap.popLast() else { return nil }
+        guard !heap.isEmpty else { return last }
+        let top = heap[0]
+        heap[0] = last
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < heap.count && heap[l] < heap[m] { m = l }
+            if r < heap.count && heap[r] < heap[m] { m = r }
+            guard m != i else { break }
+            heap.swapAt(i, m)
+            i = m
+        }
+        return top
+    }
+}
