@@ -102,13 +102,13 @@ extension ReportBenchmark {
         let row = try db.query("""
             SELECT (SELECT sum(pg_total_relation_size(relid))::int8 FROM pg_partition_tree('visits')),  -- its partitions (schema 0011)
                    pg_total_relation_size('report_hour_members'),
-                   pg_total_relation_size('report_period_members'),
+                   pg_total_relation_size('report_period_devices'),
                    pg_total_relation_size('report_period_dwell') + pg_total_relation_size('report_period_dwell_bins')
                      + pg_total_relation_size('report_period_counts'),
-                   (SELECT count(*) FROM report_period_members)
+                   (SELECT count(*) FROM report_period_devices)
             """).first
         func mb(_ i: Int) throws -> Double { Double(try row?.int(i) ?? 0) / 1_048_576 }
-        print(String(format: "  refresh state: hour members %.0f MB, period members %.0f MB (%d rows), dwell values and counts %.0f MB; visits %.0f MB",
+        print(String(format: "  refresh state: hour members %.0f MB, period devices %.0f MB (%d rows), dwell values and counts %.0f MB; visits %.0f MB",
                      try mb(1), try mb(2), try row?.int(4) ?? 0, try mb(3), try mb(0)))
     }
 }

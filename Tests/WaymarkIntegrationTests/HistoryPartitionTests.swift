@@ -41,7 +41,7 @@ struct HistoryPartitionTests {
     }
 
     /// A database of the schema before 0011 (reports up to 0113 included) with the report fixture,
-    /// region events and built rollups gets 0011 and 0114: every row stays, in the month partitions,
+    /// region events and built rollups gets 0011, 0114 and 0115: every row stays, in the month partitions,
     /// the report triggers and grants follow, and the rollups need no refresh.
     @Test func migrationConvertsAnOldDatabaseWithoutLosingARow() throws {
         let fixture = try ReportFixture()
@@ -63,11 +63,14 @@ struct HistoryPartitionTests {
         let before = try rows(conn)
         let maxSeq = try conn.query("SELECT max(seq) FROM region_events").first?.int(0) ?? 0
         let checks = ReportRefreshTests()
-        let rollups = try checks.snapshot(conn, site)
+        // report_period_devices comes with 0115 (converted from report_period_members, which the
+        // snapshot leaves out); ReportRefreshTests checks that conversion.
+        let kept = Set(ReportRefreshTests.tables.map(\.name)).subtracting(["report_period_devices"])
+        let rollups = try checks.snapshot(conn, site, only: kept)
         #expect(before["visits"]!.count > 500 && before["region_events"]!.count == 2 * before["visits"]!.count)
 
         let outcome = try all.migrate(conn)
-        #expect(outcome.applied.map(\.version) == [11, 114])
+        #expect(outcome.applied.map(\.version) == [11, 114, 115])
         #expect(try rows(conn) == before, "every row of region_events, visits, transitions and journeys is still there")
         for table in Self.history {
             #expect(try conn.query("SELECT relkind::text FROM pg_class WHERE oid = $1::regclass", [table]).first?.string(0) == "p")
@@ -94,7 +97,7 @@ struct HistoryPartitionTests {
         #expect(again.affectedRows == 0)
         // The rollups, rebuilt from the converted tables, are what they were.
         _ = try conn.query("SELECT waymark_report_rebuild($1)", [site])
-        checks.expectSame(rollups, try checks.snapshot(conn, site), "rollups before 0011 and rebuilt after it")
+        checks.expectSame(rollups, try checks.snapshot(conn, site, only: kept), "rollups before 0011 and rebuilt after it")
     }
 
     /// A row of a month without partition waits in the default partition; the upkeep that creates

@@ -23,7 +23,7 @@ struct ReportRefreshTests {
             SELECT concat_ws(' ', hour, region_id, devices, ARRAY(SELECT x FROM unnest(dwells) x ORDER BY x), heard)
             FROM report_hour_members WHERE site_id = $1
             """),
-        ("report_period_members", "SELECT t::text FROM report_period_members t WHERE site_id = $1"),
+        ("report_period_devices", "SELECT t::text FROM report_period_devices t WHERE site_id = $1"),
         ("report_period_counts", "SELECT t::text FROM report_period_counts t WHERE site_id = $1"),
         ("report_period_dwell", "SELECT t::text FROM report_period_dwell t WHERE site_id = $1"),
         ("report_period_dwell_bins", "SELECT t::text FROM report_period_dwell_bins t WHERE site_id = $1"),
@@ -146,6 +146,52 @@ struct ReportRefreshTests {
         try expectEqualsRebuild(conn, fixture.site.id, "after the migration's first refresh")
     }
 
+    /// A database whose refresh state 0112–0114 built (report_period_members, one row per device and
+    /// region) gets 0115: the members become report_period_devices rows in place, with the same
+    /// (device, region, hours) content, no hour is marked dirty, every other table keeps its rows,
+    /// and the converted state equals what a rebuild makes; incremental refreshes then stay exact.
+    @Test func migratingToPeriodDevicesKeepsEveryRow() throws {
+        let fixture = try ReportFixture()
+        let db = try PostgresTestDatabase("perioddevices")
+        let conn = try db.connect()
+        defer { conn.close(); db.drop() }
+        let site = fixture.site.id
+        let all = try PostgresMigrator(directory: repositorySchemaDirectory)
+        try PostgresMigrator(migrations: all.migrations.filter { $0.version <= 114 }).migrate(conn)
+        let runner = try ReportRunner(connection: conn)
+        try fixture.insertSite(into: conn)
+        try fixture.insertMovement(into: conn, devices: { _ in true })
+        #expect(try runner.refresh() > 0)
+        try conn.execute("SET TimeZone = 'UTC'")
+        let members = try conn.query("""
+            SELECT * FROM (
+                SELECT concat_ws(' ', period, period_start, kind, device_id, region_id, hours)
+                FROM report_period_members WHERE site_id = $1
+            ) s(row) ORDER BY row COLLATE "C"
+            """, [site]).rows.map { try $0.string(0) }
+        #expect(members.contains { $0.contains(" heard ") } && members.contains { $0.contains(" visit ") }, "both kinds of members")
+        #expect(try conn.query("SELECT 1 FROM report_period_members WHERE site_id = $1 AND hours > 1 LIMIT 1", [site]).rows.count == 1,
+                "members seen in more than one hour of their period")
+        let others = Set(Self.tables.map(\.name)).subtracting(["report_period_devices"])
+        let before = try snapshot(conn, site, only: others)
+
+        try all.migrate(conn)
+        #expect(try conn.query("SELECT count(*)::int8 FROM report_dirty_hours").first?.int(0) == 0, "no hour to refresh")
+        try conn.execute("SET TimeZone = 'UTC'")
+        let converted = try conn.query("""
+            SELECT * FROM (
+                SELECT concat_ws(' ', period, period_start, 'visit', device_id, x.r, x.n)
+                FROM report_period_devices, unnest(visit_regions, visit_hours) AS x(r, n) WHERE site_id = $1
+                UNION ALL
+                SELECT concat_ws(' ', period, period_start, 'heard', device_id, x.r, x.n)
+                FROM report_period_devices, unnest(heard_regions, heard_hours) AS x(r, n) WHERE site_id = $1
+            ) s(row) ORDER BY row COLLATE "C"
+            """, [site]).rows.map { try $0.string(0) }
+        #expect(converted == members, "report_period_devices holds exactly the members (\(converted.count) vs \(members.count))")
+        expectSame(before, try snapshot(conn, site, only: others), "every other table across 0115")
+        try expectEqualsRebuild(conn, site, "the state converted by 0115")
+    }
+
     /// The dirty hours cover less than a quarter of every day (the refresh rebuilds whole periods
     /// from half on), so the refresh takes the incremental path for days and weeks.
     func expectIncremental(_ conn: PostgresConnection, _ site: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -161,7 +207,7 @@ struct ReportRefreshTests {
     func expectEqualsRebuild(_ conn: PostgresConnection, _ site: String, _ label: String,
                              sourceLocation: SourceLocation = #_sourceLocation) throws {
         let incremental = try snapshot(conn, site)
-        #expect((incremental["report_period_members"]?.count ?? 0) > 0, "\(label): the state is there", sourceLocation: sourceLocation)
+        #expect((incremental["report_period_devices"]?.count ?? 0) > 0, "\(label): the state is there", sourceLocation: sourceLocation)
         _ = try conn.query("SELECT waymark_report_rebuild($1)", [site])
         expectSame(incremental, try snapshot(conn, site), "\(label): incremental refresh vs rebuild", sourceLocation: sourceLocation)
         try expectExactPeriods(conn, site, label, sourceLocation: sourceLocation)
