@@ -64,7 +64,8 @@ enum FusionBenchmark {
         print("counters: \(engine.counters)")
     }
 
-    static func makeSite() -> Site {
+    /// The grid venue; `fusion` lines go into its `fusion:` section.
+    static func makeSite(fusion: String = "") -> Site {
         var y = "site: bench\ngateways:\n"
         for j in 0..<rows { for i in 0..<cols { y += "  - { id: g\(i)-\(j), position: [\(i * 10), \(j * 10)] }\n" } }
         y += "regions:\n"
@@ -77,6 +78,7 @@ enum FusionBenchmark {
             }
         }
         y += "tracking:\n  macs: [\"02:00:00:00:00:01\"]\n"
+        if !fusion.isEmpty { y += "fusion:\n  \(fusion)\n" }
         return try! SiteLoader.parse(yaml: y).site
     }
 

@@ -7,6 +7,7 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("batch-decode", BatchDecodeBenchmark.run),
     ("reports", ReportBenchmark.run),
     ("fusion", FusionBenchmark.run),
+    ("fusion-churn", FusionChurnBenchmark.run),
     ("simulate", SimulateBenchmark.run),
     ("aggregator", AggregatorBenchmark.run),
     ("aggregator-core", AggregatorCoreBenchmark.run),
