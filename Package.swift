@@ -40,14 +40,23 @@ let package = Package(
         // The protobuf batch encoding (proto/waymark_batch.proto): the runtime library only. The
         // generated code is committed (scripts/generate-protobuf.sh), so no plugin or protoc here.
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        // Heap (HeapModule only): shortest paths in the beacon graph, the engine's free device
+        // slots, `waymark replay`'s reordering of lines by time.
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // MARK: Pure core (no C, no I/O)
         // The one JSON reader and writer; depends on nothing.
         .target(name: "WaymarkJSON", swiftSettings: strict),
-        .target(name: "WaymarkCore", dependencies: ["WaymarkJSON"], swiftSettings: strict),
+        .target(
+            name: "WaymarkCore",
+            dependencies: ["WaymarkJSON", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: strict),
         .target(name: "WaymarkAdvertising", dependencies: ["WaymarkCore", "WaymarkJSON"], swiftSettings: strict),
-        .target(name: "WaymarkFusion", dependencies: ["WaymarkCore"], swiftSettings: strict),
+        .target(
+            name: "WaymarkFusion",
+            dependencies: ["WaymarkCore", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: strict),
         .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkFusion", "WaymarkJSON"], swiftSettings: strict),
         // The keyed-hash pseudonyms of DESIGN.md §3, shared by waymark-edge and waymark bridge.
         .target(
@@ -169,6 +178,7 @@ let package = Package(
                 "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON", "WaymarkNotify",
                 "WaymarkBridge", "WaymarkHomeAssistant", "WaymarkConsole", "WaymarkService", "WaymarkHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],

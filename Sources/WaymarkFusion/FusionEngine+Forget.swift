@@ -1,3 +1,4 @@
+import HeapModule
 public import WaymarkCore
 
 /// Forgetting devices (`forget_after_s`): a device that is in no region, with its journey closed
@@ -62,44 +63,8 @@ extension FusionEngine {
     }
 
     mutating func rebuildFreeSlots() {
-        freeSlots = FreeSlots()
+        freeSlots = Heap()
         for i in devices.indices where vacant[i] { freeSlots.insert(Int32(i)) }
         freeSlotsStale = false
-    }
-}
-
-/// The free device slots, lowest first (a binary min-heap).
-struct FreeSlots: Sendable {
-    private var heap: [Int32] = []
-
-    var count: Int { heap.count }
-
-    mutating func insert(_ v: Int32) {
-        heap.append(v)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard heap[i] < heap[parent] else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func popMin() -> Int32? {
-        guard let last = heap.popLast() else { return nil }
-        guard !heap.isEmpty else { return last }
-        let top = heap[0]
-        heap[0] = last
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < heap.count && heap[l] < heap[m] { m = l }
-            if r < heap.count && heap[r] < heap[m] { m = r }
-            guard m != i else { break }
-            heap.swapAt(i, m)
-            i = m
-        }
-        return top
     }
 }

@@ -1,3 +1,4 @@
+import HeapModule
 public import WaymarkCore
 
 /// The fusion engine (DESIGN.md §3): turns sightings, gateway status and the passage of time into
@@ -40,7 +41,7 @@ public struct FusionEngine: Sendable {
     /// free ones lowest first (rebuilt from the flags when `freeSlotsStale`, after a restore).
     var vacant: [Bool] = []
     var vacantCount = 0
-    var freeSlots = FreeSlots()
+    var freeSlots = Heap<Int32>()
     var freeSlotsStale = false
     /// Devices forgotten since the engine started.
     var forgottenCount = 0

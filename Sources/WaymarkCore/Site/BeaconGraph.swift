@@ -1,3 +1,5 @@
+import HeapModule
+
 /// The beacon graph: vertices are regions (by index into `Site.regions`), edges join regions a
 /// person can walk between directly, weighted by length in metres.
 ///
@@ -100,39 +102,18 @@ public struct BeaconGraph: Sendable {
     }
 }
 
-/// A binary min-heap of (distance, region), ordered by distance then region index so that results
-/// are deterministic.
+/// Regions waiting in a shortest-path search, nearest first and, at equal distance, lowest region
+/// index first, so that results are deterministic.
 struct MinHeap {
-    private var items: [(Double, Int)] = []
-
-    mutating func push(_ d: Double, _ r: Int) {
-        items.append((d, r))
-        var i = items.count - 1
-        while i > 0 {
-            let p = (i - 1) / 2
-            guard items[i] < items[p] else { break }
-            items.swapAt(i, p)
-            i = p
-        }
+    private struct Entry: Comparable {
+        var distance: Double
+        var region: Int
+        static func < (a: Entry, b: Entry) -> Bool { (a.distance, a.region) < (b.distance, b.region) }
     }
 
-    mutating func pop() -> (Double, Int)? {
-        guard !items.isEmpty else { return nil }
-        let top = items[0]
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var i = 0
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < items.count && items[l] < items[m] { m = l }
-                if r < items.count && items[r] < items[m] { m = r }
-                if m == i { break }
-                items.swapAt(i, m)
-                i = m
-            }
-        }
-        return top
-    }
+    private var heap = Heap<Entry>()
+
+    mutating func push(_ d: Double, _ r: Int) { heap.insert(Entry(distance: d, region: r)) }
+
+    mutating func pop() -> (Double, Int)? { heap.popMin().map { ($0.distance, $0.region) } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeapModule
 import WaymarkCore
 import WaymarkFusion
 import WaymarkNotify
@@ -228,39 +229,30 @@ struct Replay {
         """
     }
 
-    /// A binary min-heap of pending lines by (time, line number): stable for equal times. The heap
-    /// moves small keys; each line's parsed input waits in a slot until it is popped.
+    /// Pending lines by (time, line number): stable for equal times. The heap moves small keys;
+    /// each line's parsed input waits in a slot until it is popped.
     struct Heap<Payload> {
         struct Item { var time: Double; var line: Int; var input: Payload }
-        private struct Key { var time: Double; var line: Int; var slot: Int }
-        private var keys: [Key] = []
+        private struct Key: Comparable {
+            var time: Double
+            var line: Int
+            var slot: Int
+            static func < (a: Key, b: Key) -> Bool { (a.time, a.line) < (b.time, b.line) }
+            static func == (a: Key, b: Key) -> Bool { a.time == b.time && a.line == b.line }
+        }
+        private var keys = HeapModule.Heap<Key>()
         private var slots: [Payload?] = []
         private var freeSlots: [Int] = []
-        var peekTime: Double? { keys.first?.time }
-        private static func less(_ a: Key, _ b: Key) -> Bool { (a.time, a.line) < (b.time, b.line) }
+        var peekTime: Double? { keys.min?.time }
 
         mutating func push(_ item: Item) {
             let slot: Int
             if let reused = freeSlots.popLast() { slot = reused; slots[slot] = item.input } else { slot = slots.count; slots.append(item.input) }
-            keys.append(Key(time: item.time, line: item.line, slot: slot))
-            var i = keys.count - 1
-            while i > 0, Self.less(keys[i], keys[(i - 1) / 2]) { keys.swapAt(i, (i - 1) / 2); i = (i - 1) / 2 }
+            keys.insert(Key(time: item.time, line: item.line, slot: slot))
         }
 
         mutating func pop() -> Item? {
-            guard !keys.isEmpty else { return nil }
-            keys.swapAt(0, keys.count - 1)
-            let top = keys.removeLast()
-            var i = 0
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < keys.count, Self.less(keys[l], keys[m]) { m = l }
-                if r < keys.count, Self.less(keys[r], keys[m]) { m = r }
-                if m == i { break }
-                keys.swapAt(i, m)
-                i = m
-            }
+            guard let top = keys.popMin() else { return nil }
             let input = slots[top.slot].take()!
             freeSlots.append(top.slot)
             return Item(time: top.time, line: top.line, input: input)
