@@ -8,10 +8,8 @@ import WaymarkFusion
     let topics = Topics(site: "line")
 
     func core(regions: Int = 4, monitored: Int = 20) throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings()
+        var settings = AggregatorCore.Settings.recorded
         settings.maxPayloadBytes = 4096
-        settings.clock.toleranceS = 1e9  // batches in these tests are not "live"
-        settings.clock.maxAgeS = 1e10
         return AggregatorCore(site: try LineVenue.site(count: regions, monitored: monitored), topics: topics, settings: settings)
     }
 
@@ -134,10 +132,8 @@ import WaymarkFusion
         let records = LineWalk.records(devices: 3, path: [0, 1, 2, 3, 2, 1], dwell: 40, start: 1_700_000_000, regions: 4)
         let batches = LineWalk.batches(records)
         func reordering() throws -> AggregatorCore {
-            var settings = AggregatorCore.Settings()
+            var settings = AggregatorCore.Settings.recorded
             settings.maxPayloadBytes = 4096
-            settings.clock.toleranceS = 1e9
-            settings.clock.maxAgeS = 1e10
             settings.reorderWindowS = 2
             return AggregatorCore(site: try LineVenue.site(count: 4, monitored: 20), topics: topics, settings: settings)
         }
@@ -197,9 +193,7 @@ import WaymarkFusion
 
 @Suite struct WriteBatchMergeTests {
     @Test func mergingKeepsEveryRowTheLatestCheckpointsAndTheHighestMarks() throws {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
+        let settings = AggregatorCore.Settings.recorded
         let topics = Topics(site: "line")
         var c = AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
         let batches = LineWalk.batches(LineWalk.records(devices: 2, path: [0, 1, 2, 3, 2], dwell: 40, start: 1_700_000_000, regions: 4))

@@ -10,9 +10,7 @@ import WaymarkService
     let topics = Topics(site: "line")
 
     func core() throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
+        let settings = AggregatorCore.Settings.recorded
         return AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
     }
 

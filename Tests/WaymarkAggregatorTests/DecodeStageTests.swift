@@ -9,10 +9,8 @@ import WaymarkCore
     let topics = Topics(site: "line")
 
     func core() throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings()
+        var settings = AggregatorCore.Settings.recorded
         settings.maxPayloadBytes = 64 << 10
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
         return AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
     }
 

@@ -145,10 +145,8 @@ import WaymarkCore
     // MARK: In the core
 
     func core() throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings()
+        var settings = AggregatorCore.Settings.recorded
         settings.rawSightings = true
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
         return AggregatorCore(site: try LineVenue.site(count: 3), topics: Topics(site: "line"), settings: settings)
     }
 

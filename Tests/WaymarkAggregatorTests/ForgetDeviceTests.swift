@@ -11,9 +11,7 @@ import WaymarkFusion
     let topics = Topics(site: "line")
 
     func core() throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
+        let settings = AggregatorCore.Settings.recorded
         let yaml = LineVenue.yaml(count: 3) + "  forget_after_s: 60\n  journey_timeout_s: 60\n"
         return AggregatorCore(site: try SiteLoader.parse(yaml: yaml).site, topics: topics, settings: settings)
     }

@@ -270,9 +270,7 @@ import WaymarkProtobuf
     func coreAcceptsBothAndCountsRejections() throws {
         let site = try LineVenue.site(count: 3)
         let topics = Topics(site: site.id)
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
+        let settings = AggregatorCore.Settings.recorded
         var core = AggregatorCore(site: site, topics: topics, settings: settings)
         func batch(_ seq: UInt64) -> SightingBatch {
             let t = 1_700_000_000 + Double(seq)

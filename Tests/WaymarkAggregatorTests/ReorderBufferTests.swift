@@ -162,9 +162,7 @@ import WaymarkCore
     let topics = Topics(site: "line")
 
     func core(window: Double) throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
+        var settings = AggregatorCore.Settings.recorded
         settings.reorderWindowS = window
         return AggregatorCore(site: try LineVenue.site(count: 4, monitored: 20), topics: topics, settings: settings)
     }

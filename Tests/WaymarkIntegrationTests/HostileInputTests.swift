@@ -14,10 +14,8 @@ import WaymarkPostgres
         let device = AggregatorTestVenue.device(1)
         let count = HostileFamily.cases(gateway: "gw-1", boot: "x", seq: 1, t: t, device: device).count
         let site = try SiteLoader.parse(yaml: AggregatorTestVenue.yaml(site: "hostile", count: count + 1)).site
-        var settings = AggregatorCore.Settings()
+        var settings = AggregatorCore.Settings.recorded
         settings.rawSightings = true
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
         let topics = Topics(site: "hostile")
         var core = AggregatorCore(site: site, topics: topics, settings: settings)
         var expected: [RejectReason: Int] = [:]
