@@ -173,8 +173,9 @@ public struct FusionEngine: Sendable {
     }
 }
 
-/// A device interned by `FusionEngine.handle(for:)`: handles are issued in order 0, 1, 2, … and
-/// are only meaningful to the engine that issued them (an unknown one is counted and ignored).
+/// A device interned by `FusionEngine.handle(for:)`: small integers, the lowest free slot first
+/// (0, 1, 2, … until a device is forgotten and its slot reused, `FusionEngine+Forget.swift`), only
+/// meaningful to the engine that issued them (an unknown or forgotten one is counted and ignored).
 public struct DeviceHandle: Hashable, Sendable {
     public let index: Int32
     public init(index: Int32) { self.index = index }
