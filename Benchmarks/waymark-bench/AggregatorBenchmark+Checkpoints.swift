@@ -8,9 +8,7 @@ extension AggregatorBenchmark {
     /// stored before schema 0005): the engine's state after the first `windows` windows of the
     /// benchmark's batches, fused in process, encoded a few times over.
     static func checkpointCost(site: Site, payloads: [(gateway: String, payload: [UInt8])], windows: Int = 60) {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
+        let settings = AggregatorCore.Settings(clock: .recorded)
         let topics = Topics(site: site.id)
         var core = AggregatorCore(site: site, topics: topics, settings: settings)
         for p in payloads.prefix(windows * gateways) {

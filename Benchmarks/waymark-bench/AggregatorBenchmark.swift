@@ -75,8 +75,7 @@ enum AggregatorBenchmark {
         config.flushIntervalMS = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_FLUSH_MS"] ?? "") ?? 1000
         if let n = Int(ProcessInfo.processInfo.environment["WAYMARK_BENCH_DECODE_THREADS"] ?? "") { config.decodeThreads = n }
         print("aggregator: ingest.decode_threads = \(config.decodeThreads)")
-        config.clock.toleranceS = 1e9  // synthetic windows are sent faster than real time
-        config.clock.maxAgeS = 1e10
+        config.clock = .recorded  // synthetic windows are sent faster than real time
         let service = AggregatorService(config: config, site: site)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {

@@ -187,9 +187,7 @@ enum AggregatorCoreBenchmark {
     /// A core for the benchmark's synthetic windows (sent faster than real time, so the clock
     /// checks are opened up), and each batch's topic.
     static func benchCore(site: Site, batches: [SightingBatch]) -> (AggregatorCore, [String]) {
-        var settings = AggregatorCore.Settings()
-        settings.clock.toleranceS = 1e9
-        settings.clock.maxAgeS = 1e10
+        let settings = AggregatorCore.Settings(clock: .recorded)
         let topics = Topics(site: site.id)
         return (AggregatorCore(site: site, topics: topics, settings: settings), batches.map { topics.sightings($0.gateway) })
     }

@@ -58,23 +58,9 @@ extension FusionEngine {
         }
         // Checkpoints from before forgetting existed may have been saved idle with no forget time.
         if let forget = state.forgetTime(ctx) { state.nextDeadline = min(state.nextDeadline, forget) }
-        let handle: DeviceHandle
-        if let i = deviceIndex[saved.device] {
-            handle = DeviceHandle(index: i)
-        } else if saved.ordinal >= 0, saved.ordinal <= devices.count + (1 << 24) {
-            ensureSlot(saved.ordinal)
-            if vacant[saved.ordinal] {
-                vacant[saved.ordinal] = false
-                vacantCount -= 1
-                freeSlotsStale = true
-                deviceIndex[saved.device] = Int32(saved.ordinal)
-                handle = DeviceHandle(index: Int32(saved.ordinal))
-            } else {
-                handle = self.handle(for: saved.device)
-            }
-        } else {
-            handle = self.handle(for: saved.device)
-        }
+        let handle = deviceIndex[saved.device].map(DeviceHandle.init(index:))
+            ?? claimSlot(saved.ordinal, for: saved.device).map(DeviceHandle.init(index:))
+            ?? self.handle(for: saved.device)
         devices[Int(handle.index)] = state
         return handle
     }

@@ -19,9 +19,6 @@ extension FusionEngine {
     /// Devices the engine holds state for (forgotten ones excluded).
     public var deviceCount: Int { devices.count - vacantCount }
 
-    /// Devices forgotten since the engine started.
-    public var forgottenDevices: Int { forgottenCount }
-
     /// Drops device `i` when it is idle and its forget time has come by `t`, with a `.forgotten`
     /// output dated `t` (the aggregator deletes its checkpoint and clears its retained state).
     mutating func forgetIfDue(_ i: Int, at t: Double, into out: inout [FusionOutput]) {
@@ -32,7 +29,7 @@ extension FusionEngine {
         devices[i] = DeviceState(id: Self.vacantID)
         vacant[i] = true
         freeSlots.insert(Int32(i))
-        forgottenCount += 1
+        forgottenDevices += 1
         vacantCount += 1
     }
 
@@ -50,16 +47,22 @@ extension FusionEngine {
         return Int32(devices.count - 1)
     }
 
-    /// Makes slot `i` exist (restoring a checkpoint at its ordinal): slots before it that do not
-    /// exist yet are added free.
-    mutating func ensureSlot(_ i: Int) {
-        while devices.count <= i {
+    /// Slot `ordinal` for `device`, restoring a checkpoint there, when it is free (slots up to it
+    /// that do not exist yet are added free); nil when it is taken or out of range.
+    mutating func claimSlot(_ ordinal: Int, for device: DeviceID) -> Int32? {
+        guard ordinal >= 0, ordinal <= devices.count + (1 << 24) else { return nil }
+        while devices.count <= ordinal {
             devices.append(DeviceState(id: Self.vacantID))
             vacant.append(true)
             timerTouched.append(false)
             vacantCount += 1
         }
+        guard vacant[ordinal] else { return nil }
+        vacant[ordinal] = false
+        vacantCount -= 1
         freeSlotsStale = true
+        deviceIndex[device] = Int32(ordinal)
+        return Int32(ordinal)
     }
 
     mutating func rebuildFreeSlots() {

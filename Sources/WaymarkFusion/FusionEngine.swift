@@ -44,7 +44,7 @@ public struct FusionEngine: Sendable {
     var freeSlots = Heap<Int32>()
     var freeSlotsStale = false
     /// Devices forgotten since the engine started.
-    var forgottenCount = 0
+    public internal(set) var forgottenDevices = 0
 
     public init(site: Site) {
         self.site = site

@@ -8,7 +8,7 @@ import WaymarkFusion
     let topics = Topics(site: "line")
 
     func core(regions: Int = 4, monitored: Int = 20) throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings.recorded
+        var settings = AggregatorCore.Settings(clock: .recorded)
         settings.maxPayloadBytes = 4096
         return AggregatorCore(site: try LineVenue.site(count: regions, monitored: monitored), topics: topics, settings: settings)
     }
@@ -132,7 +132,7 @@ import WaymarkFusion
         let records = LineWalk.records(devices: 3, path: [0, 1, 2, 3, 2, 1], dwell: 40, start: 1_700_000_000, regions: 4)
         let batches = LineWalk.batches(records)
         func reordering() throws -> AggregatorCore {
-            var settings = AggregatorCore.Settings.recorded
+            var settings = AggregatorCore.Settings(clock: .recorded)
             settings.maxPayloadBytes = 4096
             settings.reorderWindowS = 2
             return AggregatorCore(site: try LineVenue.site(count: 4, monitored: 20), topics: topics, settings: settings)
@@ -193,7 +193,7 @@ import WaymarkFusion
 
 @Suite struct WriteBatchMergeTests {
     @Test func mergingKeepsEveryRowTheLatestCheckpointsAndTheHighestMarks() throws {
-        let settings = AggregatorCore.Settings.recorded
+        let settings = AggregatorCore.Settings(clock: .recorded)
         let topics = Topics(site: "line")
         var c = AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
         let batches = LineWalk.batches(LineWalk.records(devices: 2, path: [0, 1, 2, 3, 2], dwell: 40, start: 1_700_000_000, regions: 4))

@@ -10,7 +10,7 @@ import WaymarkService
     let topics = Topics(site: "line")
 
     func core() throws -> AggregatorCore {
-        let settings = AggregatorCore.Settings.recorded
+        let settings = AggregatorCore.Settings(clock: .recorded)
         return AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
     }
 

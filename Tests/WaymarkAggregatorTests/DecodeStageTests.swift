@@ -9,7 +9,7 @@ import WaymarkCore
     let topics = Topics(site: "line")
 
     func core() throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings.recorded
+        var settings = AggregatorCore.Settings(clock: .recorded)
         settings.maxPayloadBytes = 64 << 10
         return AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
     }

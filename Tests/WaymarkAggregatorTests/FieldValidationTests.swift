@@ -145,7 +145,7 @@ import WaymarkCore
     // MARK: In the core
 
     func core() throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings.recorded
+        var settings = AggregatorCore.Settings(clock: .recorded)
         settings.rawSightings = true
         return AggregatorCore(site: try LineVenue.site(count: 3), topics: Topics(site: "line"), settings: settings)
     }

@@ -11,7 +11,7 @@ import WaymarkFusion
     let topics = Topics(site: "line")
 
     func core() throws -> AggregatorCore {
-        let settings = AggregatorCore.Settings.recorded
+        let settings = AggregatorCore.Settings(clock: .recorded)
         let yaml = LineVenue.yaml(count: 3) + "  forget_after_s: 60\n  journey_timeout_s: 60\n"
         return AggregatorCore(site: try SiteLoader.parse(yaml: yaml).site, topics: topics, settings: settings)
     }

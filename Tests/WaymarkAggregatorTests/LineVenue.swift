@@ -1,4 +1,3 @@
-import WaymarkAggregator
 import WaymarkConfig
 import WaymarkCore
 
@@ -82,15 +81,5 @@ struct LineWalk {
             i = j
         }
         return out
-    }
-}
-
-extension AggregatorCore.Settings {
-    /// For recorded test batches fed at once (not "live"): no clock correction, nothing too old.
-    static var recorded: Self {
-        var s = Self()
-        s.clock.toleranceS = 1e9
-        s.clock.maxAgeS = 1e10
-        return s
     }
 }

@@ -270,7 +270,7 @@ import WaymarkProtobuf
     func coreAcceptsBothAndCountsRejections() throws {
         let site = try LineVenue.site(count: 3)
         let topics = Topics(site: site.id)
-        let settings = AggregatorCore.Settings.recorded
+        let settings = AggregatorCore.Settings(clock: .recorded)
         var core = AggregatorCore(site: site, topics: topics, settings: settings)
         func batch(_ seq: UInt64) -> SightingBatch {
             let t = 1_700_000_000 + Double(seq)

@@ -162,7 +162,7 @@ import WaymarkCore
     let topics = Topics(site: "line")
 
     func core(window: Double) throws -> AggregatorCore {
-        var settings = AggregatorCore.Settings.recorded
+        var settings = AggregatorCore.Settings(clock: .recorded)
         settings.reorderWindowS = window
         return AggregatorCore(site: try LineVenue.site(count: 4, monitored: 20), topics: topics, settings: settings)
     }

@@ -13,7 +13,7 @@ struct StatusEvidenceTimeTests {
 
     @Test("a heartbeat received an hour ahead of the evidence does not postpone an exit")
     func heartbeatAheadOfTheEvidence() throws {
-        let settings = AggregatorCore.Settings.recorded
+        let settings = AggregatorCore.Settings(clock: .recorded)
         var core = AggregatorCore(site: try LineVenue.site(count: 2), topics: topics, settings: settings)
         let t0 = 1_700_000_000.0
         let device = LineVenue.device(0)

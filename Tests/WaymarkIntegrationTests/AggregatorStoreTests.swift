@@ -12,7 +12,7 @@ import WaymarkPostgres
 struct AggregatorStoreTests {
     func fused(siteID: String) throws -> (site: Site, core: AggregatorCore) {
         let site = try SiteLoader.load(path: try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 4))).site
-        let settings = AggregatorCore.Settings.recorded
+        let settings = AggregatorCore.Settings(clock: .recorded)
         var core = AggregatorCore(site: site, topics: Topics(site: siteID), settings: settings)
         let records = AggregatorTestVenue.records(devices: 3, path: [0, 1, 2, 3], dwell: 30, start: 1_700_000_000, regions: 4)
         for b in AggregatorTestVenue.batches(records, boot: "b") {
@@ -131,7 +131,7 @@ struct AggregatorStoreTests {
         let yaml = AggregatorTestVenue.yaml(site: siteID, count: 4) + "  forget_after_s: 60\n  journey_timeout_s: 60\n"
         let site = try SiteLoader.load(path: try aggregatorTempFile("site.yaml", yaml)).site
         let topics = Topics(site: siteID)
-        let settings = AggregatorCore.Settings.recorded
+        let settings = AggregatorCore.Settings(clock: .recorded)
         let start = 1_700_000_000.0
         // Three waves of three visitors 400 s apart (each forgotten before the next comes), and a
         // resident tag (device 99) heard every 2 s at r3 throughout, which keeps the clock going.

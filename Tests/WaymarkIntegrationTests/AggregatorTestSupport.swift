@@ -6,16 +6,6 @@ import WaymarkCore
 import WaymarkMQTT
 import WaymarkPostgres
 
-extension AggregatorCore.Settings {
-    /// For recorded test batches fed at once: no clock correction, nothing too old.
-    static var recorded: Self {
-        var s = Self()
-        s.clock.toleranceS = 1e9
-        s.clock.maxAgeS = 1e10
-        return s
-    }
-}
-
 /// Mosquitto + PostgreSQL from scripts/test.sh, for the aggregator suites.
 enum AggregatorTestServices {
     static var mqttURL: String? { ProcessInfo.processInfo.environment["WAYMARK_MQTT_URL"].flatMap { $0.isEmpty ? nil : $0 } }
@@ -218,8 +208,7 @@ final class AggregatorTestRun: @unchecked Sendable {
         c.retryS = 0.3
         c.gapTimeoutS = 30
         // The test data is an hour old and sent at once: no clock correction, nothing too old.
-        c.clock.toleranceS = 1e9
-        c.clock.maxAgeS = 1e10
+        c.clock = .recorded
         return c
     }
 }

@@ -14,7 +14,7 @@ import WaymarkPostgres
         let device = AggregatorTestVenue.device(1)
         let count = HostileFamily.cases(gateway: "gw-1", boot: "x", seq: 1, t: t, device: device).count
         let site = try SiteLoader.parse(yaml: AggregatorTestVenue.yaml(site: "hostile", count: count + 1)).site
-        var settings = AggregatorCore.Settings.recorded
+        var settings = AggregatorCore.Settings(clock: .recorded)
         settings.rawSightings = true
         let topics = Topics(site: "hostile")
         var core = AggregatorCore(site: site, topics: topics, settings: settings)

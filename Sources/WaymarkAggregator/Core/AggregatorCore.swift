@@ -21,7 +21,7 @@ public struct AggregatorCore: Sendable {
         public var catchUpS = 15.0
         /// Memory for batches parked behind gaps in their gateway's sequence.
         public var maxParkedBytes = 256 << 20
-        public init() {}
+        public init(clock: ClockSanity.Parameters = ClockSanity.Parameters()) { self.clock = clock }
     }
 
     /// What became of one message.

@@ -21,6 +21,15 @@ public struct ClockSanity: Sendable {
         public var stableSamples = 8
         public var stableSpreadS: Double = 1
         public init() {}
+
+        /// For batches recorded earlier and sent at once (tests, benchmarks): no skew is corrected
+        /// and nothing is too old.
+        public static var recorded: Self {
+            var p = Self()
+            p.toleranceS = 1e9
+            p.maxAgeS = 1e10
+            return p
+        }
     }
 
     /// What to do with one batch.
