@@ -106,17 +106,24 @@ enum FusionBenchmark {
                 let dx = tx - x, dy = ty - y, len = (dx * dx + dy * dy).squareRoot()
                 if len < 1 { target[d] = (Double(rng.below(cols * 10)), Double(rng.below(rows * 10))) } else { x += dx / len; y += dy / len }
                 pos[d] = (x, y)
-                let cx = Int((x / 10).rounded()), cy = Int((y / 10).rounded())
                 let t = Double(s) + Double(d) / Double(devices)
-                for gy in max(0, cy - 1)...min(rows - 1, cy + 1) {
-                    for gx in max(0, cx - 1)...min(cols - 1, cx + 1) {
-                        let ddx = x - Double(gx * 10), ddy = y - Double(gy * 10)
-                        let dist = max(0.5, (ddx * ddx + ddy * ddy).squareRoot())
-                        guard dist <= 15 else { continue }
-                        let rssi = -59 - 25 * log10(dist) + rng.gaussian() * 4
-                        tick.append(Observation(device: DeviceHandle(index: Int32(d)), gateway: gy * cols + gx, time: t, rssi: min(-1, rssi)))
-                    }
+                hear(x: x, y: y, &rng) { g, rssi in
+                    tick.append(Observation(device: DeviceHandle(index: Int32(d)), gateway: g, time: t, rssi: rssi))
                 }
+            }
+        }
+    }
+
+    /// Every gateway within 15 m of (x, y) hears the device once: `heard(gateway, rssi)` with
+    /// path-loss exponent 2.5 and σ = 4 dB.
+    static func hear(x: Double, y: Double, _ rng: inout SplitMix, _ heard: (Int, Double) -> Void) {
+        let cx = Int((x / 10).rounded()), cy = Int((y / 10).rounded())
+        for gy in max(0, cy - 1)...min(rows - 1, cy + 1) {
+            for gx in max(0, cx - 1)...min(cols - 1, cx + 1) {
+                let ddx = x - Double(gx * 10), ddy = y - Double(gy * 10)
+                let dist = max(0.5, (ddx * ddx + ddy * ddy).squareRoot())
+                guard dist <= 15 else { continue }
+                heard(gy * cols + gx, min(-1, -59 - 25 * log10(dist) + rng.gaussian() * 4))
             }
         }
     }

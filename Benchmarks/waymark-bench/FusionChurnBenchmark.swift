@@ -74,22 +74,13 @@ enum FusionChurnBenchmark {
                 arrived += 1
             }
             active.removeAll { Double(s) - $0.arrived >= stayS }
-            let cols = FusionBenchmark.cols, rows = FusionBenchmark.rows
             for i in active.indices {
                 var v = active[i]
                 let dx = v.tx - v.x, dy = v.ty - v.y, len = (dx * dx + dy * dy).squareRoot()
                 if len < 1 { (v.tx, v.ty) = point() } else { v.x += dx / len; v.y += dy / len }
                 active[i] = v
-                let cx = Int((v.x / 10).rounded()), cy = Int((v.y / 10).rounded())
                 let t = Double(s) + Double(i % 1000) / 1000
-                for gy in max(0, cy - 1)...min(rows - 1, cy + 1) {
-                    for gx in max(0, cx - 1)...min(cols - 1, cx + 1) {
-                        let ddx = v.x - Double(gx * 10), ddy = v.y - Double(gy * 10)
-                        let dist = max(0.5, (ddx * ddx + ddy * ddy).squareRoot())
-                        guard dist <= 15 else { continue }
-                        out.append((v.id, gy * cols + gx, t, min(-1, -59 - 25 * log10(dist) + rng.gaussian() * 4)))
-                    }
-                }
+                FusionBenchmark.hear(x: v.x, y: v.y, &rng) { g, rssi in out.append((v.id, g, t, rssi)) }
             }
         }
     }
