@@ -109,8 +109,11 @@ extension DeviceState {
             // Gateways of the monitored set that are online and did not hear the device this second.
             var absent = 0
             if h > 0 {
-                for link in links where !tracker.heard.contains(where: { $0.gateway == link.gateway }) {
-                    let g = Int(link.gateway)
+                // By index, reading only the gateway: a copied `Link` retains its filter's storage.
+                for li in links.indices {
+                    let gateway = links[li].gateway
+                    if tracker.heard.contains(where: { $0.gateway == gateway }) { continue }
+                    let g = Int(gateway)
                     guard health[g].isObservable(at: t, silence: silence) else { continue }
                     absentGateway[absent] = Int32(g)
                     absentShift[absent] = -Float(ctx.gatewayOffset[g]) - calibration.appliedOffset(g)
@@ -177,9 +180,9 @@ extension DeviceState {
         let tables = ctx.tracker, G = tables.gatewayCount, base = Int(region) * G
         let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
         let h = heard.count, silence = ctx.parameters.gatewaySilenceS
-        for link in links {
-            let g = Int(link.gateway)
-            let wasReported = heard.contains { $0.gateway == link.gateway }
+        for li in links.indices {
+            let gateway = links[li].gateway, g = Int(gateway)
+            let wasReported = heard.contains { $0.gateway == gateway }
             if wasReported ? h < 2 : !health[g].isObservable(at: t, silence: silence) { continue }
             let expected = level + n * tables.logDistance[base + g] - w * tables.otherRoom[base + g]
                 - Float(ctx.gatewayOffset[g]) - calibration.appliedOffset(g)

@@ -90,6 +90,7 @@ struct DeviceState: Sendable, Hashable, Codable {
         MemoryLayout<DeviceState>.stride
             + slots.capacity * MemoryLayout<Slot>.stride
             + links.capacity * MemoryLayout<Link>.stride
+            + links.reduce(candidate.filter.outOfLineBytes) { $0 + $1.filter.outOfLineBytes }
             + journeyRegions.capacity * MemoryLayout<Int32>.stride
             + tracker.footprintBytes
             + (slots.capacity > 0 ? 32 : 0) + (links.capacity > 0 ? 32 : 0) + (journeyRegions.capacity > 0 ? 32 : 0)

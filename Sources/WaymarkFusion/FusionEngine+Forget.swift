@@ -1,5 +1,5 @@
 import HeapModule
-public import WaymarkCore
+import WaymarkCore
 
 /// Forgetting devices (`forget_after_s`): a device that is in no region, with its journey closed
 /// and nothing left for the tracker to decide, is dropped once it has not been heard for
@@ -22,7 +22,11 @@ extension FusionEngine {
     /// Drops device `i` when it is idle and its forget time has come by `t`, with a `.forgotten`
     /// output dated `t` (the aggregator deletes its checkpoint and clears its retained state).
     mutating func forgetIfDue(_ i: Int, at t: Double, into out: inout [FusionOutput]) {
-        guard let when = devices[i].forgetTime(ctx), when <= t else { return }
+        // Two fields first: every device a tick visits passes here, and calling a method on
+        // `devices[i]` copied the whole state (every array retained and released) each time.
+        let after = ctx.parameters.forgetAfterS
+        guard after > 0, devices[i].current < 0, devices[i].lastTime + after <= t,
+              let when = devices[i].forgetTime(ctx), when <= t else { return }
         let id = devices[i].id
         out.append(.forgotten(.init(t: t, device: id, lastHeard: devices[i].lastTime.isFinite ? devices[i].lastTime : nil)))
         deviceIndex[id] = nil

@@ -12,6 +12,9 @@ struct TrimmedWindow: Sendable, Hashable, Codable {
     private var count: UInt8 = 0
     private var next: UInt8 = 0
 
+    /// Whether it holds no reading.
+    var isEmpty: Bool { count == 0 }
+
     private func value(_ i: Int) -> Float { -Float((rssi >> (8 * i)) & 0xFF) / 2 }
 
     private func tick(_ i: Int) -> UInt16 {
