@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Robustness of the fusion engine on real recordings: the Kolakowski runs, perturbed.
+
+The accuracy suite scores the engine on the recordings as they are. A venue we have never seen
+differs from them in ways we can name: a gateway that reads hotter or colder than its neighbours
+(another radio, a metal case), a gateway that is dead, tags that advertise less often or gateways
+that miss adverts, noisier radio, a different overall level. This script applies each of those to
+a real recording, runs the built `waymark replay` with the site's geometry and default fusion
+parameters (as the suite does), scores it with `waymark evaluate` next to the naive rule, and
+prints one table row per perturbation.
+
+Nothing here tunes anything: it shows where the defaults hold and where they do not.
+
+Run `scripts/accuracy.sh` first (it converts the dataset and writes the geometry-only site file),
+then:
+
+    python3 tools/robustness/sweep.py                  # both robot runs
+    python3 tools/robustness/sweep.py calibration      # one
+
+Options: --waymark PATH (default .build/release/waymark), --work DIR (default .build/accuracy),
+--out DIR for the perturbed inputs and outputs (default <work>/robustness), --site FILE to run
+another site file than the flat's geometry (to compare a `fusion:` setting; not for tuning).
+"""
+import argparse
+import bisect
+import json
+import os
+import random
+import subprocess
+import sys
+
+SHIFT_DB = 8.0          # a gateway this much hotter or colder than the model
+EXTRA_NOISE_DB = 4.0    # added to every reading (σ), on top of the recording's own
+LEVEL_SHIFT_DB = -10.0  # every reading: receivers and tags of another make
+EARLY_S = 600.0         # "while learning": the first ten minutes of a recording
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_jsonl(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def perturbations(rows):
+    """(name, rows) for every perturbation of one recording, in a fixed order and seed."""
+    gateways = sorted({r["gateway"] for r in rows})
+    yield "as recorded", rows
+    for g in gateways:
+        yield f"{g} {SHIFT_DB:+.0f} dB (hot)", [dict(r, rssi=min(0.0, r["rssi"] + SHIFT_DB)) if r["gateway"] == g else r for r in rows]
+    for g in gateways:
+        yield f"{g} {-SHIFT_DB:+.0f} dB (cold)", [dict(r, rssi=r["rssi"] - SHIFT_DB) if r["gateway"] == g else r for r in rows]
+    for g in gateways:
+        yield f"{g} dead", [r for r in rows if r["gateway"] != g]
+    for loss, seed in ((0.5, 1), (0.8, 2)):
+        rng = random.Random(seed)
+        yield f"{int(loss * 100)} % of readings lost", [r for r in rows if rng.random() >= loss]
+    rng = random.Random(3)
+    yield f"noise +{EXTRA_NOISE_DB:.0f} dB σ", [dict(r, rssi=min(0.0, round(r["rssi"] + rng.gauss(0, EXTRA_NOISE_DB), 1))) for r in rows]
+    yield f"every reading {LEVEL_SHIFT_DB:+.0f} dB", [dict(r, rssi=r["rssi"] + LEVEL_SHIFT_DB) for r in rows]
+
+
+def exact_by_period(truth_path, output_path, split):
+    """Waymark's exact share of the true in-region time before and after `split` seconds from
+    the first true visit, sampled every 0.5 s (the evaluator weighs by time the same way)."""
+    truth = [v for v in read_jsonl(truth_path) if v.get("type") == "truth"]
+    changes = sorted((o["t"], o.get("region")) for o in read_jsonl(output_path) if o.get("type") == "location")
+    times = [t for t, _ in changes]
+    start = min(v["entered"] for v in truth)
+    counts = {True: [0, 0], False: [0, 0]}
+    for v in truth:
+        t = v["entered"]
+        while t < v["exited"]:
+            i = bisect.bisect_right(times, t) - 1
+            early = t - start < split
+            counts[early][0] += 1
+            counts[early][1] += 1 if i >= 0 and changes[i][1] == v["region"] else 0
+            t += 0.5
+    return tuple(100.0 * k / n if n else None for n, k in (counts[True], counts[False]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("recordings", nargs="*", default=["test-robot", "calibration"])
+    ap.add_argument("--waymark", default=".build/release/waymark")
+    ap.add_argument("--work", default=".build/accuracy")
+    ap.add_argument("--out")
+    ap.add_argument("--site")
+    args = ap.parse_args()
+    out = args.out or os.path.join(args.work, "robustness")
+    os.makedirs(out, exist_ok=True)
+    site = args.site or os.path.join(args.work, "kolakowski-flat.geometry.yaml")
+    for needed in (args.waymark, site):
+        if not os.path.exists(needed):
+            sys.exit(f"sweep: {needed} is missing; run scripts/accuracy.sh first (it builds waymark and writes the site's geometry)")
+
+    print("| recording | perturbation | exact % | exact first 10 min / after % | visit precision % | visit recall % | flaps / device-h |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for name in args.recordings:
+        sightings = os.path.join(args.work, "kolakowski", f"{name}.sightings.jsonl")
+        truth = os.path.join(args.work, f"kolakowski-{name}.visits.jsonl")
+        if not (os.path.exists(sightings) and os.path.exists(truth)):
+            sys.exit(f"sweep: no {sightings} or {truth}; run scripts/accuracy.sh first")
+        for i, (label, rows) in enumerate(perturbations(read_jsonl(sightings))):
+            stem = os.path.join(out, f"{name}.{i:02d}")
+            write_jsonl(stem + ".sightings.jsonl", rows)
+            with open(stem + ".replay.log", "w") as log:
+                subprocess.run([args.waymark, "replay", "--site", site, "--input", stem + ".sightings.jsonl",
+                                "--output", stem + ".replay.jsonl"], check=True, stderr=log)
+            report = json.loads(subprocess.run(
+                [args.waymark, "evaluate", "--site", site, "--truth", truth, "--output", stem + ".replay.jsonl",
+                 "--sightings", stem + ".sightings.jsonl", "--json"], check=True, capture_output=True).stdout)
+            w, n = report["waymark"], report["naive"]
+            early, late = exact_by_period(truth, stem + ".replay.jsonl", EARLY_S)
+            split = "–" if early is None or late is None else f"{early:.1f} / {late:.1f}"
+            print(f"| {name} | {label} | {100 * w['current_region_accuracy']:.1f} / {100 * n['current_region_accuracy']:.1f} | {split} "
+                  f"| {100 * w['visit_precision']:.1f} / {100 * n['visit_precision']:.1f} | {100 * w['visit_recall']:.1f} / {100 * n['visit_recall']:.1f} "
+                  f"| {w['flaps_per_device_hour']:.2f} / {n['flaps_per_device_hour']:.2f} |", flush=True)
+    print("Each cell: Waymark / naive rule (strongest reading in the last 2 s), except the split, which is Waymark's alone.")
+
+
+if __name__ == "__main__":
+    main()
