@@ -11,8 +11,8 @@
 /// 32 bytes; `Float` is plenty for dBm. The trimmed-mean alternative's window (40 bytes) is held
 /// out of line, and only while that smoothing is chosen: every device keeps a filter for each
 /// gateway of its monitored set, and inline the window, always empty with the default Kalman
-/// filter, made each link (gateway, distance, filter) 72 bytes instead of 40 (`waymark-bench fusion`: 3,571 → 2,938 bytes
-/// per device).
+/// filter, made each link (gateway, distance, filter) 72 bytes instead of 40
+/// (`waymark-bench fusion`: 3,571 → 2,938 bytes per device).
 struct RSSIFilter: Sendable, Hashable {
     struct Tuning: Sendable {
         var processNoise: Float
@@ -39,7 +39,15 @@ struct RSSIFilter: Sendable, Hashable {
     /// Recent readings, for the trimmed-mean alternative (empty with the Kalman filter).
     var window: TrimmedWindow {
         get { windowStorage.first ?? TrimmedWindow() }
-        set { if newValue.isEmpty { windowStorage = [] } else if windowStorage.isEmpty { windowStorage = [newValue] } else { windowStorage[0] = newValue } }
+        set {
+            if newValue.isEmpty {
+                windowStorage = []
+            } else if windowStorage.isEmpty {
+                windowStorage = [newValue]
+            } else {
+                windowStorage[0] = newValue
+            }
+        }
     }
 
     var hasLevel: Bool { variance >= 0 }
