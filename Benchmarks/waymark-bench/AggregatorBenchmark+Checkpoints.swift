@@ -14,7 +14,7 @@ extension AggregatorBenchmark {
         for p in payloads.prefix(windows * gateways) {
             _ = core.handle(topic: topics.sightings(p.gateway), payload: p.payload, receivedAt: Date().timeIntervalSince1970)
         }
-        let checkpoints = core.engine.checkpoint()
+        let checkpoints = core.fusion.checkpoint()
         guard !checkpoints.isEmpty else { return }
         let rounds = 5
         func measure(_ encode: (DeviceCheckpoint) throws -> Int) rethrows -> (microseconds: Double, bytes: Int) {

@@ -24,14 +24,18 @@ import WaymarkProtobuf
 /// The split is by subtraction of separately timed passes, so it is approximate (a few % either
 /// way: caches are warm differently), but it needs no timer inside `AggregatorCore`.
 ///
-/// Then, per `--decode-threads N,N…` (default: 0 and the service's default), the JSON batches go
-/// through the service's `DecodeStage`: a producer thread stands in for the MQTT thread, N threads
-/// decode ahead, and this thread takes them in order, handles, publishes and seals (wall clock).
+/// Then, per `--workers N,N…` (`fusion.workers`; default: 1 and the service's default), the
+/// thread pass again on the wall clock (the workers' threads are not this thread's CPU time), per
+/// encoding; and per worker count and `--decode-threads N,N…` (default: 0 and the service's
+/// default), the JSON batches through the service's `DecodeStage`: a producer thread stands in for
+/// the MQTT thread, N threads decode ahead, and this thread takes them in order, handles, publishes
+/// and seals (wall clock).
 enum AggregatorCoreBenchmark {
     static func run() {
         var total = 2_000_000
         var encodings: [BatchEncoding] = []
         var threads = Array(Set([0, AggregatorConfig.defaultDecodeThreads])).sorted()
+        var workers = Array(Set([1, AggregatorConfig.defaultFusionWorkers])).sorted()
         var args = CommandLine.arguments.dropFirst(2).makeIterator()
         while let arg = args.next() {
             if let n = Int(arg) { total = n }
@@ -39,17 +43,20 @@ enum AggregatorCoreBenchmark {
             else if arg == "--decode-threads", let list = args.next() {
                 threads = list.split(separator: ",").compactMap { Int($0) }.filter { $0 >= 0 }
             }
+            else if arg == "--workers", let list = args.next() {
+                workers = list.split(separator: ",").compactMap { Int($0) }.filter { $0 >= 1 }
+            }
             else if let e = BatchEncoding(rawValue: arg) { encodings.append(e) }
             else {
-                print("usage: waymark-bench aggregator-core [SIGHTINGS] [json|protobuf]… [--decode-threads N,N…] (default: 2000000 sightings, both encodings, decode threads 0 and the service's default)")
+                print("usage: waymark-bench aggregator-core [SIGHTINGS] [json|protobuf]… [--workers N,N…] [--decode-threads N,N…] (default: 2000000 sightings, both encodings, fusion workers 1 and the service's default, decode threads 0 and the service's default)")
                 return
             }
         }
         if encodings.isEmpty { encodings = BatchEncoding.allCases }
-        do { try measure(total: total, encodings: encodings, decodeThreads: threads) } catch { print("aggregator-core: failed: \(error)") }
+        do { try measure(total: total, encodings: encodings, workers: workers, decodeThreads: threads) } catch { print("aggregator-core: failed: \(error)") }
     }
 
-    static func measure(total: Int, encodings: [BatchEncoding], decodeThreads: [Int]) throws {
+    static func measure(total: Int, encodings: [BatchEncoding], workers: [Int], decodeThreads: [Int]) throws {
         let siteID = "bench-core"
         let sitePath = FileManager.default.temporaryDirectory.appendingPathComponent("\(siteID)-\(getpid()).yaml").path
         try AggregatorBenchmark.siteYAML(siteID).write(toFile: sitePath, atomically: true, encoding: .utf8)
@@ -78,18 +85,32 @@ enum AggregatorCoreBenchmark {
                              part(thread.publish), thread.publications, part(thread.seal), thread.rows,
                              Double(sightings) / decode / 1e6, Double(bytes) / decode / 1e6))
             }
+            for count in workers {
+                for round in 1...3 {
+                    let clock = ContinuousClock()
+                    let started = clock.now
+                    let thread = threadPass(payloads, batches: batches, site: site, fusionWorkers: count)
+                    let wall = (clock.now - started).seconds
+                    print(String(format: "aggregator-core: %@ with %d fusion worker%@, round %d: %.0f sightings/s (%.2f s wall; this thread's CPU %.2f s)",
+                                 encoding.rawValue, count, count == 1 ? "" : "s", round, Double(sightings) / wall, wall,
+                                 thread.handle + thread.publish + thread.seal))
+                }
+            }
         }
         let json = batches.map { WaymarkEdge.BatchCoding.encode($0) }
-        for workers in decodeThreads {
-            for round in 1...3 {
-                stagePass(json, batches: batches, site: site, workers: workers, round: round, sightings: sightings)
+        for count in workers {
+            for decoders in decodeThreads {
+                for round in 1...3 {
+                    stagePass(json, batches: batches, site: site, workers: decoders, fusionWorkers: count, round: round, sightings: sightings)
+                }
             }
         }
     }
 
     /// The payloads through a `DecodeStage` with `workers` decode threads, as in the service.
-    static func stagePass(_ payloads: [[UInt8]], batches: [SightingBatch], site: Site, workers: Int, round: Int, sightings: Int) {
-        let (initial, topicNames) = benchCore(site: site, batches: batches)
+    static func stagePass(_ payloads: [[UInt8]], batches: [SightingBatch], site: Site, workers: Int, fusionWorkers: Int,
+                          round: Int, sightings: Int) {
+        let (initial, topicNames) = benchCore(site: site, batches: batches, fusionWorkers: fusionWorkers)
         var core = initial
         let batchesPerInterval = 50 * AggregatorBenchmark.gateways
         let stage = DecodeStage(capacity: 20_000, workers: workers, preparer: BatchPreparer(for: core))
@@ -118,8 +139,8 @@ enum AggregatorCoreBenchmark {
         let ahead = stage.decodedAhead
         stage.close()
         stage.join()
-        print(String(format: "aggregator-core: json through DecodeStage, decode threads %d, round %d: %.0f sightings/s (%.2f s wall); fusion thread waited %.2f s for messages; %d of %d batches decoded ahead",
-                     workers, round, Double(sightings) / all.seconds, all.seconds, waited.seconds, ahead, payloads.count))
+        print(String(format: "aggregator-core: json through DecodeStage, decode threads %d, fusion workers %d, round %d: %.0f sightings/s (%.2f s wall); fusion thread waited %.2f s for messages; %d of %d batches decoded ahead",
+                     workers, fusionWorkers, round, Double(sightings) / all.seconds, all.seconds, waited.seconds, ahead, payloads.count))
     }
 
     /// Every payload through a fresh `BatchDecoder`; seconds of CPU.
@@ -161,8 +182,8 @@ enum AggregatorCoreBenchmark {
     /// The fusion thread's work: `handle` per payload, publications and sealed writes about every
     /// 50 windows of 20 batches (the end-to-end benchmark runs at ~200–300 k sightings/s, so the
     /// service publishes and seals about that often).
-    static func threadPass(_ payloads: [[UInt8]], batches: [SightingBatch], site: Site) -> ThreadTimes {
-        let (initial, topicNames) = benchCore(site: site, batches: batches)
+    static func threadPass(_ payloads: [[UInt8]], batches: [SightingBatch], site: Site, fusionWorkers: Int = 1) -> ThreadTimes {
+        let (initial, topicNames) = benchCore(site: site, batches: batches, fusionWorkers: fusionWorkers)
         var core = initial
         let batchesPerInterval = 50 * AggregatorBenchmark.gateways
         var times = ThreadTimes()
@@ -186,8 +207,9 @@ enum AggregatorCoreBenchmark {
 
     /// A core for the benchmark's synthetic windows (sent faster than real time, so the clock
     /// checks are opened up), and each batch's topic.
-    static func benchCore(site: Site, batches: [SightingBatch]) -> (AggregatorCore, [String]) {
-        let settings = AggregatorCore.Settings(clock: .recorded)
+    static func benchCore(site: Site, batches: [SightingBatch], fusionWorkers: Int = 1) -> (AggregatorCore, [String]) {
+        var settings = AggregatorCore.Settings(clock: .recorded)
+        settings.fusionWorkers = fusionWorkers
         let topics = Topics(site: site.id)
         return (AggregatorCore(site: site, topics: topics, settings: settings), batches.map { topics.sightings($0.gateway) })
     }

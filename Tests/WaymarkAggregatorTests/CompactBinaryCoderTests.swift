@@ -45,7 +45,7 @@ import WaymarkFusion
         for b in LineWalk.batches(records) {
             _ = core.handle(topic: Topics(site: "line").sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
         }
-        let checkpoints = core.engine.checkpoint()
+        let checkpoints = core.fusion.checkpoint()
         #expect(checkpoints.count == 4)
         var binary = 0, json = 0
         for cp in checkpoints {
@@ -67,7 +67,7 @@ import WaymarkFusion
         for b in LineWalk.batches(records) {
             _ = core.handle(topic: Topics(site: "line").sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
         }
-        let checkpoints = core.engine.checkpoint()
+        let checkpoints = core.fusion.checkpoint()
         let packed = try AggregatorStore.packCheckpoints(checkpoints)
         for (i, cp) in checkpoints.enumerated() {
             let slice = packed.bytes[(packed.offsets[i] - 1)..<(packed.offsets[i] - 1 + packed.lengths[i])]

@@ -54,7 +54,7 @@ import WaymarkFusion
                 "no checkpoint of the device is written once it is forgotten")
         #expect(writes[...forgetting].contains { w in w.journeys.contains { $0.device == device } },
                 "its journey is stored (the write that forgets it at the latest)")
-        #expect(c.engine.deviceCount == 0)
+        #expect(c.fusion.deviceCount == 0)
         // Its retained state and monitored set are cleared, after the last state published.
         let state = topics.deviceState(device), monitored = topics.deviceMonitored(device)
         let lastState = try #require(publications.lastIndex { $0.topic == state })
@@ -96,7 +96,7 @@ import WaymarkFusion
         // Forgotten, then new: the store deletes the old checkpoint first, then stores the new one.
         #expect(write.forgottenDevices == [device])
         #expect(write.checkpoints.map(\.device) == [device])
-        #expect(c.engine.deviceCount == 1)
+        #expect(c.fusion.deviceCount == 1)
         let publications = c.takePublications()
         let state = topics.deviceState(device)
         let clear = try #require(publications.firstIndex { $0.topic == state && $0.payload.isEmpty })

@@ -46,6 +46,22 @@ import WaymarkSimulation
         RestartRig.expectSame(killed, base, minimum: 0.995)
         #expect(killed.resendsPerBatch <= 1.5)
     }
+
+    /// The same with the devices split among three fusion workers (`fusion.workers`): each
+    /// worker's calibration, clock and gateway health, and every device's state in its worker,
+    /// come back from the checkpoint.
+    @Test func killsWithSeveralFusionWorkersKeepTheHistory() throws {
+        let stream = try RestartRig.museumStream()
+        let base = try RestartRig.run(stream, faults: [], workers: 3)
+        #expect(base.visits.count > 30 && base.events.count > 300)
+        let kills = stride(from: 40.5, to: 280, by: 40).map { RestartRig.Fault(at: $0, kill: true, downtime: 2) }
+        let killed = try RestartRig.run(stream, faults: kills, workers: 3)
+        #expect(killed.gapsOpened > 0)
+        #expect(killed.lostBatches == 0)
+        RestartRig.expectSame(killed, base, minimum: 0.995)
+        let idle = stride(from: 40.0, to: 280, by: 60).map { RestartRig.Fault(at: $0, kill: false, downtime: 1.5, idle: true) }
+        RestartRig.expectSame(try RestartRig.run(stream, faults: idle, workers: 3), base, minimum: 1.0)
+    }
 }
 
 struct RestartRig {
@@ -117,17 +133,18 @@ struct RestartRig {
         return out.sorted { ($0.publishAt, $0.gateway) < ($1.publishAt, $1.gateway) }
     }
 
-    static func makeCore(_ site: Site) -> AggregatorCore {
+    static func makeCore(_ site: Site, workers: Int) -> AggregatorCore {
         var settings = AggregatorCore.Settings()
+        settings.fusionWorkers = workers
         settings.reorderWindowS = 2  // the aggregator's default
         return AggregatorCore(site: site, topics: topics, settings: settings)
     }
 
     /// Runs the stream through an aggregator that suffers `faults`, flushing a write every second.
-    static func run(_ stream: [Message], faults: [Fault], resendAfterS: Double = 5) throws -> Outcome {
+    static func run(_ stream: [Message], faults: [Fault], resendAfterS: Double = 5, workers: Int = 1) throws -> Outcome {
         var out = Outcome()
         let site = try museum()
-        var core = makeCore(site)
+        var core = makeCore(site, workers: workers)
         // The database.
         var checkpoints: [DeviceID: (ordinal: Int, bytes: [UInt8])] = [:]
         var notifierStates: [DeviceID: Data] = [:]
@@ -178,7 +195,7 @@ struct RestartRig {
             core.releaseDue(at: t)
         }
         func restore() throws -> AggregatorCore {
-            var c = makeCore(site)
+            var c = makeCore(site, workers: workers)
             let decoder = CompactBinaryDecoder()
             // As the store loads them: in the engine's order (device_state.ordinal).
             let ordered = checkpoints.values.sorted { $0.ordinal < $1.ordinal }

@@ -9,8 +9,9 @@ import WaymarkPostgres
 @Suite("Aggregator end to end (Mosquitto + PostgreSQL)", .enabled(if: AggregatorTestServices.shouldRun), .serialized)
 struct AggregatorEndToEndTests {
     /// Sightings published as gateways end up as visits and journeys equal to what the fusion
-    /// engine produces for the same sightings in the same order (the `waymark replay` procedure).
-    @Test func visitsAndJourneysMatchTheEngine() throws {
+    /// engines produce for the same batches in the same order (the `waymark replay --batches
+    /// --workers N` procedure), with one fusion worker and with two (`fusion.workers`).
+    @Test(arguments: [1, 2]) func visitsAndJourneysMatchTheEngine(workers: Int) throws {
         let mqtt = try AggregatorTestServices.requireMQTT()
         let db = try PostgresTestDatabase("aggregator_e2e")
         defer { db.drop() }
@@ -25,8 +26,9 @@ struct AggregatorEndToEndTests {
         let end = records.last!.t + 700
         let heartbeats = AggregatorTestVenue.heartbeats(after: batches, gateways: regions, at: end, boot: "boot-a")
 
-        let run = AggregatorTestRun(config: AggregatorTestRun.config(site: sitePath, mqtt: mqtt, database: db.url, clientID: "agg-\(siteID)"),
-                                    site: site)
+        var config = AggregatorTestRun.config(site: sitePath, mqtt: mqtt, database: db.url, clientID: "agg-\(siteID)")
+        config.fusionWorkers = workers
+        let run = AggregatorTestRun(config: config, site: site)
         #expect(run.waitUntilReady())
         let fleet = try AggregatorTestFleet(url: mqtt, topics: Topics(site: siteID), name: "fleet-e2e")
         defer { fleet.close() }
@@ -35,19 +37,12 @@ struct AggregatorEndToEndTests {
         #expect(run.stop())
         #expect(run.error == nil)
 
-        // The same sightings through the engine, as `waymark replay` feeds it.
-        var engine = FusionEngine(site: site)
+        // The same batches through the engines, as `waymark replay --batches --workers N` feeds them
+        // (the batches are in window order, the order the aggregator fuses them in).
+        var engine = FusionWorkers(site: site, count: workers)
         var out: [FusionOutput] = []
-        var nextTick = -Double.infinity
-        func tick(_ t: Double) {
-            if t >= nextTick { out += engine.advance(to: t); nextTick = t.rounded(.down) + 1 }
-        }
-        for r in records {
-            tick(r.t)
-            let device = engine.handle(for: r.device)
-            engine.ingest(Observation(device: device, gateway: r.gateway, time: r.t, rssi: r.rssi, tx: -59), into: &out)
-        }
-        for g in 0..<regions { engine.gatewayHeartbeat(g, at: end); tick(end) }
+        var handles: [DeviceHandle] = []
+        for b in batches + heartbeats { engine.feed(b, gateway: site.gatewayIndex(b.gateway)!, into: &out, handles: &handles) }
         func us(_ t: Double) -> Int64 { Int64((t * 1_000_000).rounded(.down)) }
         let expectedVisits = out.compactMap { o -> String? in
             guard case .visit(let v) = o else { return nil }

@@ -178,7 +178,7 @@ struct AggregatorStoreTests {
         #expect(Set(gone) == Set((0..<3).map(AggregatorTestVenue.device)))
         let rows = try conn.query("SELECT device_id, ordinal FROM device_state WHERE site_id = $1 ORDER BY ordinal", [siteID])
         let stored = try rows.rows.map { try $0.string(0) }
-        #expect(stored.count == first.engine.deviceCount)
+        #expect(stored.count == first.fusion.deviceCount)
         #expect(Set(stored).isDisjoint(with: gone.map(\.rawValue)), "no checkpoint row of a forgotten device")
         #expect(Set(stored).isSuperset(of: (3..<6).map { AggregatorTestVenue.device($0).rawValue }))
         // The second wave took the first wave's slots: the ordinals have no gap at the front.
@@ -198,7 +198,7 @@ struct AggregatorStoreTests {
         #expect(resumed.flatMap(\.transitions) == straightWrites.flatMap(\.transitions))
         for n in [99] + Array(0..<9) {
             let d = AggregatorTestVenue.device(n)
-            #expect(second.engine.existingHandle(for: d) == straight.engine.existingHandle(for: d))
+            #expect(second.fusion.existingHandle(for: d) == straight.fusion.existingHandle(for: d))
         }
         let left = try conn.query("SELECT device_id FROM device_state WHERE site_id = $1", [siteID]).rows.map { try $0.string(0) }
         #expect(left == [AggregatorTestVenue.device(99).rawValue], "only the resident tag is held at the end")

@@ -34,6 +34,8 @@ extension AggregatorConfig {
         try check(c.ingestQueueMessages >= 10, "ingest.queue_messages", "must be at least 10")
         c.decodeThreads = try layers.int("ingest.decode_threads", default: c.decodeThreads)
         try check((0...64).contains(c.decodeThreads), "ingest.decode_threads", "must be 0 (the fusion thread decodes) … 64")
+        c.fusionWorkers = try layers.int("fusion.workers", default: c.fusionWorkers)
+        try check((1...64).contains(c.fusionWorkers), "fusion.workers", "must be 1 … 64 (fusion engines working side by side)")
 
         c.gapTimeoutS = try layers.double("ingest.gap_timeout_s", default: c.gapTimeoutS)
         try check(c.gapTimeoutS >= 0, "ingest.gap_timeout_s", "must be ≥ 0 seconds")

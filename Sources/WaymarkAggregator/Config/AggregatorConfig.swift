@@ -45,6 +45,16 @@ public struct AggregatorConfig: Sendable {
     /// One thread per core besides the fusion thread's, at most 8 (`ingest.decode_threads`).
     public static var defaultDecodeThreads: Int { max(0, min(8, ProcessInfo.processInfo.activeProcessorCount - 1)) }
 
+    /// `fusion.workers`: fusion engines working side by side, each device fused by the one a fixed
+    /// hash of its id names (`FusionWorkers`). Default: one per core, at most 8. The results depend
+    /// on the count (each worker calibrates itself from its own devices); `waymark replay --workers N`
+    /// reproduces an aggregator running N. Changing it restarts each worker's calibration from the
+    /// saved ones and moves devices between workers with their state.
+    public var fusionWorkers = AggregatorConfig.defaultFusionWorkers
+
+    /// One per core, at most 8 (`fusion.workers`).
+    public static var defaultFusionWorkers: Int { max(1, min(8, ProcessInfo.processInfo.activeProcessorCount)) }
+
     /// `ingest.gap_timeout_s`: how long a gap in a gateway's batch sequence is waited for (the
     /// gateway resends from the gap) before later batches are taken and the gap counts as lost.
     public var gapTimeoutS = 60.0
@@ -97,7 +107,7 @@ public struct AggregatorConfig: Sendable {
         "site", "topic_prefix",
     ] + MQTTSettings.keys + [
         "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
-        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.decode_threads", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
+        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.decode_threads", "fusion.workers", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
         "raw_sightings.enabled", "raw_sightings.retention_days", "history.retention_days",
         "reports.refresh_interval_s",

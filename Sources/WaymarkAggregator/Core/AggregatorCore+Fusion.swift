@@ -3,12 +3,12 @@ import WaymarkFusion
 import WaymarkNotify
 
 extension AggregatorCore {
-    /// Feeds one accepted batch to the engine through `EngineFeed` (as `waymark replay --batches`
-    /// does), then notes what the write needs per entry: devices heard, entrances, raw sightings.
+    /// Feeds one accepted batch to the fusion workers (each through its `EngineFeed`, as
+    /// `waymark replay --batches --workers N` does), then notes what the write needs per entry: devices heard, entrances, raw sightings.
     mutating func apply(_ batch: SightingBatch, gateway g: Int, offset: Double, receivedAt: Double, payload: [UInt8] = []) {
         let gatewayID = site.gateways[g].id
         let entrances = entranceRegionsByGateway[g]
-        feed.feed(batch, gateway: g, &engine, into: &outputs, handles: &handles)
+        fusion.feed(batch, gateway: g, into: &outputs, handles: &handles)
         if batch.sightings.isEmpty { latest = max(latest, batch.end) }
         for (entry, handle) in zip(batch.sightings, handles) {
             latest = max(latest, entry.last)
@@ -39,8 +39,8 @@ extension AggregatorCore {
         route()
         // Dwell timers and delayed goodbyes follow the engine's clock, at the same points as in
         // `waymark replay` (after each engine call).
-        if notifier.isActive && feed.nextTick.isFinite {
-            notifier.advance(to: feed.nextTick - 1, into: &pending.notifications)
+        if notifier.isActive, case let next = fusion.nextTick, next.isFinite {
+            notifier.advance(to: next - 1, into: &pending.notifications)
         }
     }
 

@@ -15,9 +15,9 @@ extension AggregatorCore {
             batch.devices[heard.device] = (min(heard.first, seen?.first ?? .infinity), max(heard.last, seen?.last ?? -.infinity))
             changedDevices.insert(heard.device)
         }
-        for device in engine.takeTimerTouched() { changedDevices.insert(device) }
+        for device in fusion.takeTimerTouched() { changedDevices.insert(device) }
         for device in changedDevices {
-            if let cp = engine.checkpoint(device: device) { batch.checkpoints.append(cp) }
+            if let cp = fusion.checkpoint(device: device) { batch.checkpoints.append(cp) }
         }
         changedDevices.removeAll(keepingCapacity: true)
         if notifier.isActive { batch.notifierStates = notifier.takeChanged() }
@@ -31,11 +31,15 @@ extension AggregatorCore {
     /// The site-wide part of the checkpoint.
     func checkpointState() -> AggregatorCheckpoint {
         var s = AggregatorCheckpoint()
-        s.nextTick = feed.nextTick.isFinite ? feed.nextTick : -1
+        let workers = fusion.workerCheckpoints()
+        // Worker 0's in the fields of a single engine too: a checkpoint as an older aggregator
+        // (one engine) wrote and reads it.
+        s.nextTick = workers[0].nextTick
         s.latest = latest
         for (gw, clock) in clocks where clock.offset != 0 { s.clockOffsets[gw] = clock.offset }
-        s.calibration = engine.calibrationCheckpoint()
-        s.gatewayHealth = engine.gatewayHealthCheckpoint()
+        s.calibration = workers[0].calibration
+        s.gatewayHealth = workers[0].gatewayHealth
+        s.fusionWorkers = workers.count > 1 ? workers : nil
         s.gatewayEnds = fusedEnds
         s.writeNumber = writeNumber
         return s
@@ -73,16 +77,16 @@ extension AggregatorCore {
     public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
                                  state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:], now: Double? = nil,
                                  notifierStates: [NotifierCheckpoint] = []) {
-        for cp in devices { _ = engine.restore(cp) }
+        for cp in devices { fusion.restore(cp) }
         notifier.restore(notifierStates)
         lastStatus = statuses
         progress.restore(marks)
         if let state {
-            feed.nextTick = state.nextTick >= 0 ? state.nextTick : -.infinity
             latest = state.latest
             writeNumber = state.writeNumber
-            if let calibration = state.calibration { engine.restore(calibration: calibration) }
-            if let health = state.gatewayHealth { engine.restore(gatewayHealth: health) }
+            fusion.restore(workers: state.fusionWorkers ?? [
+                FusionWorkerCheckpoint(nextTick: state.nextTick, calibration: state.calibration, gatewayHealth: state.gatewayHealth),
+            ])
             fusedEnds = state.gatewayEnds ?? [:]
             for (gw, offset) in state.clockOffsets {
                 var c = ClockSanity(parameters: settings.clock)

@@ -70,7 +70,7 @@ extension AggregatorCore {
         var at = latest
         if online, let reportedAt { at = latest.isFinite ? min(latest, reportedAt) : reportedAt }
         guard at.isFinite else { return }
-        outputs += engine.gatewayStatus(g, online: online, at: at)
+        outputs += fusion.gatewayStatus(g, online: online, at: at)
         route()
     }
 }

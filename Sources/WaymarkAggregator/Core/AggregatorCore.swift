@@ -21,6 +21,10 @@ public struct AggregatorCore: Sendable {
         public var catchUpS = 15.0
         /// Memory for batches parked behind gaps in their gateway's sequence.
         public var maxParkedBytes = 256 << 20
+        /// Fusion workers (`FusionWorkers`): devices split among this many engines by a fixed hash
+        /// of their id, a batch's parts fused in parallel. The results depend on the count (each
+        /// worker calibrates itself from its own devices): `waymark replay --workers N` reproduces it.
+        public var fusionWorkers = 1
         public init(clock: ClockSanity.Parameters = ClockSanity.Parameters()) { self.clock = clock }
     }
 
@@ -38,7 +42,8 @@ public struct AggregatorCore: Sendable {
     public let site: Site
     public let topics: Topics
     public let settings: Settings
-    public internal(set) var engine: FusionEngine
+    /// The fusion engines, one per worker (`Settings.fusionWorkers`).
+    public internal(set) var fusion: FusionWorkers
     /// The site's notification rules over the engine's outputs (the same evaluator as `waymark replay`).
     public internal(set) var notifier: Notifier
     public internal(set) var progress = ProgressTracker()
@@ -50,8 +55,6 @@ public struct AggregatorCore: Sendable {
     var activity = DeviceActivity()
     /// The latest status recorded per gateway (restored from `gateway_status` at start).
     var lastStatus: [String: StatusSummary] = [:]
-    /// Advances the engine's timers with evidence time (its next tick is checkpointed).
-    var feed = EngineFeed()
     /// Device handles of the batch being applied (kept to reuse its storage).
     var handles: [DeviceHandle] = []
     /// Latest evidence time processed (fusion lag = now − latest).
@@ -81,7 +84,7 @@ public struct AggregatorCore: Sendable {
         self.site = site
         self.topics = topics
         self.settings = settings
-        self.engine = FusionEngine(site: site)
+        self.fusion = FusionWorkers(site: site, count: settings.fusionWorkers)
         self.notifier = Notifier(site: site)
         entranceRegionsByGateway = site.regionsByGateway.map { indices in
             indices.filter { site.regions[$0].isEntrance }.map { site.regions[$0].id }

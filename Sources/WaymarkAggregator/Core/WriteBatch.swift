@@ -129,5 +129,8 @@ public struct AggregatorCheckpoint: Codable, Sendable, Equatable {
     /// same transaction as everything else, so after a commit whose reply was lost the writer can
     /// tell whether it committed by reading it back (`AggregatorStore.committedWrite`).
     public var writeNumber: Int = 0
+    /// Each fusion worker's tick, calibration and gateway health, with more than one worker
+    /// (`fusion.workers`); the fields above then hold worker 0's.
+    public var fusionWorkers: [FusionWorkerCheckpoint]?
     public init() {}
 }

@@ -15,7 +15,9 @@ extension AggregatorService {
         let dbURL = config.databaseConnectionString
         try prepareWebhooks()
         logger.info("starting", metadata: ["site": .string(site.id), "database": .string(PostgresURL.masked(config.databaseURL)),
-                                           "mqtt": .string((try? config.connection().description) ?? config.mqtt.url), "topics": .string(topics.prefix)])
+                                           "mqtt": .string((try? config.connection().description) ?? config.mqtt.url), "topics": .string(topics.prefix),
+                                           "fusion_workers": .stringConvertible(config.fusionWorkers),
+                                           "decode_threads": .stringConvertible(config.decodeThreads)])
         // The start-up connection is closed again: the writer thread opens its own, so that the
         // connection never crosses threads.
         guard try connectAndRestore(url: dbURL) else { return }
@@ -226,13 +228,13 @@ extension AggregatorService {
                 if reconnected { publish(core.currentAcks(), client) }
                 publish(core.takePublications(), client)
                 metrics.ingestQueue.set(Double(ingest.count))
-                metrics.devices.set(Double(core.engine.deviceCount))
-                if core.engine.forgottenDevices > forgottenSeen {
-                    metrics.devicesForgotten.increment(by: Int64(core.engine.forgottenDevices - forgottenSeen))
-                    forgottenSeen = core.engine.forgottenDevices
+                metrics.devices.set(Double(core.fusion.deviceCount))
+                if core.fusion.forgottenDevices > forgottenSeen {
+                    metrics.devicesForgotten.increment(by: Int64(core.fusion.forgottenDevices - forgottenSeen))
+                    forgottenSeen = core.fusion.forgottenDevices
                 }
                 if delivery != nil { noteSuppressed(&suppressedSeen) }
-                let calibration = core.engine.calibration
+                let calibration = core.fusion.calibration
                 metrics.calibrationPower.set(calibration.powerCorrectionDB)
                 metrics.calibrationExponent.set(calibration.pathLossExponent)
                 metrics.calibrationRoomLoss.set(calibration.roomLossDB)

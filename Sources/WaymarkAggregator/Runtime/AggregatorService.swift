@@ -13,7 +13,8 @@ import WaymarkHTTP
 /// - libmosquitto's network thread receives messages and only appends them to `ingest`;
 /// - `ingest.decode_threads` threads decode the sighting batches waiting there (`DecodeStage`);
 /// - the fusion thread (the caller of `run()`) takes the messages in arrival order, validates,
-///   fuses, publishes device state and events, and every `database.flush_interval_ms` seals a
+///   fuses (a batch's parts by `fusion.workers` engines in parallel, on Dispatch's threads, the
+///   fusion thread waiting for them: `FusionWorkers`), publishes device state and events, and every `database.flush_interval_ms` seals a
 ///   `WriteBatch`;
 /// - the writer thread owns the `PostgresConnection`, commits batches in order, retries while the
 ///   database is down, and publishes each gateway's ack only after its commit.
@@ -76,6 +77,7 @@ public final class AggregatorService: @unchecked Sendable {
         settings.gapTimeoutS = config.gapTimeoutS
         settings.reorderWindowS = config.reorderWindowS
         settings.catchUpS = config.catchUpS
+        settings.fusionWorkers = config.fusionWorkers
         core = AggregatorCore(site: site, topics: topics, settings: settings)
         ingest = DecodeStage(capacity: config.ingestQueueMessages, workers: config.decodeThreads,
                              preparer: BatchPreparer(for: core))

@@ -24,7 +24,8 @@ struct Replay {
         case batch(SightingBatch)
     }
 
-    private var engine: FusionEngine
+    /// The fusion engines (one unless `--workers`), as the aggregator runs them.
+    private var engine: FusionWorkers
     /// The site's notification rules, evaluated exactly as the aggregator evaluates them.
     private var notifier: Notifier
     private var notes: [RuleNotification] = []
@@ -40,8 +41,6 @@ struct Replay {
     private var seenBatches = Set<String>()
     private var newest = -Double.infinity
     private var released = -Double.infinity
-    /// Advances the engine's timers with evidence time, exactly as the aggregator does.
-    private var feed = EngineFeed()
     private var handles: [DeviceHandle] = []
     private var out: [FusionOutput] = []
     private var unknownGatewaysReported = Set<String>()
@@ -49,9 +48,9 @@ struct Replay {
     /// What the engine learned about the venue's radio so far.
     var calibration: VenueCalibration { engine.calibration }
 
-    init(site: Site, inputName: String, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter) {
+    init(site: Site, inputName: String, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter, workers: Int = 1) {
         self.inputName = inputName
-        engine = FusionEngine(site: site)
+        engine = FusionWorkers(site: site, count: workers)
         notifier = Notifier(site: site)
         self.reorderWindow = reorderWindow
         self.includeTransitions = includeTransitions
@@ -111,8 +110,7 @@ struct Replay {
             tick(to: item.time)
             guard let g = gatewayIndex(s.gateway, line: item.line) else { return }
             summary.sightings += 1
-            let device = engine.handle(for: s.device)
-            engine.ingest(Observation(device: device, gateway: g, time: s.time, rssi: s.rssi, tx: s.tx), into: &out)
+            engine.ingest(device: s.device, gateway: g, time: s.time, rssi: s.rssi, tx: s.tx, into: &out)
         case .line(.gatewayStatus(let gateway, let online, let t)):
             tick(to: item.time)
             guard let g = gatewayIndex(gateway, line: item.line) else { return }
@@ -122,11 +120,11 @@ struct Replay {
             guard let g = gatewayIndex(batch.gateway, line: item.line) else { return }
             summary.batches += 1
             summary.entries += batch.sightings.count
-            feed.feed(batch, gateway: g, &engine, into: &out, handles: &handles)
+            engine.feed(batch, gateway: g, into: &out, handles: &handles)
         }
         route()
         // After each engine call, as the aggregator does after each batch.
-        if feed.nextTick.isFinite { notifier.advance(to: feed.nextTick - 1, into: &notes) }
+        if case let next = engine.nextTick, next.isFinite { notifier.advance(to: next - 1, into: &notes) }
         takeNotes()
     }
 
@@ -153,7 +151,7 @@ struct Replay {
 
     /// Fires the engine's timers at each new second of evidence time.
     private mutating func tick(to t: Double) {
-        feed.advance(&engine, to: t, into: &out)
+        engine.tick(to: t, into: &out)
     }
 
     /// The site's index of `gateway`; an unknown one is counted and reported once.

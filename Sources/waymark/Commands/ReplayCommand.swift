@@ -30,12 +30,15 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Also write transition lines.") var transitions = false
     @Flag(help: "The input holds edge batches (one SightingBatch per line, as `waymark simulate --batches` writes them): the engine is fed exactly as waymark-aggregator feeds it, one weighted reading per device, gateway and window.")
     var batches = false
+    @Option(help: "Fusion workers, as the aggregator's fusion.workers (devices split by a fixed hash of their id; each worker calibrates itself from its own devices, so the results depend on the count). Give the aggregator's count to reproduce what it recorded.")
+    var workers: Int = 1
 
     func run() throws {
         let loaded = try loadSiteOrExit(site)
         guard reorderWindow >= 0, reorderWindow.isFinite else {
             throw ValidationError("--reorder-window must be zero or a positive number of seconds")
         }
+        guard (1...64).contains(workers) else { throw ValidationError("--workers must be 1 … 64") }
         guard let reader = LineReader(path: input) else {
             printError("\(input): cannot open the sightings file")
             throw ExitCode(1)
@@ -47,7 +50,8 @@ struct ReplayCommand: ParsableCommand {
         } else {
             writer = OutputWriter(handle: .standardOutput)
         }
-        var replay = Replay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer)
+        var replay = Replay(site: loaded, inputName: input, reorderWindow: reorderWindow, includeTransitions: transitions, writer: writer,
+                            workers: workers)
         replay.read(reader, batches: batches)
         try replay.finish()
         writer.flush()
