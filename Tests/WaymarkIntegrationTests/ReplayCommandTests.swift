@@ -83,6 +83,22 @@ struct ReplayCommandTests {
         let report = try #require(JSONSerialization.jsonObject(with: Data(String(evaluate.output[evaluate.output.firstIndex(of: "{")!...]).utf8)) as? [String: Any])
         let accuracy = try #require((report["waymark"] as? [String: Any])?["current_region_accuracy"] as? Double)
         #expect(accuracy > 0.5 && accuracy <= 1, "\(accuracy)")
+
+        // As an aggregator with two fusion workers (`fusion.workers: 2`): the same output on every
+        // run, as accurate; a count out of range is refused with the option's name.
+        for name in ["w2a.jsonl", "w2b.jsonl"] {
+            let run = try AggregatorProcesses.run([waymark, "replay", "--batches", "--workers", "2", "--site", site, "--input", path("b.jsonl"),
+                                                   "--output", path(name)])
+            #expect(run.status == 0, "\(run.output)")
+        }
+        let two = try Data(contentsOf: URL(fileURLWithPath: path("w2a.jsonl")))
+        #expect(two.count > 1000 && two == (try Data(contentsOf: URL(fileURLWithPath: path("w2b.jsonl")))))
+        let scored = try AggregatorProcesses.run([waymark, "evaluate", "--site", site, "--truth", path("t.jsonl"), "--output", path("w2a.jsonl"), "--json"])
+        let twoReport = try #require(JSONSerialization.jsonObject(with: Data(String(scored.output[scored.output.firstIndex(of: "{")!...]).utf8)) as? [String: Any])
+        let twoAccuracy = try #require((twoReport["waymark"] as? [String: Any])?["current_region_accuracy"] as? Double)
+        #expect(abs(twoAccuracy - accuracy) < 0.1, "one worker \(accuracy), two \(twoAccuracy)")
+        let refused = try AggregatorProcesses.run([waymark, "replay", "--batches", "--workers", "0", "--site", site, "--input", path("b.jsonl")])
+        #expect(refused.status != 0 && refused.output.contains("--workers"), "\(refused.output)")
     }
 
     @Test("a site file with an error stops replay with the field path, before reading any input")
