@@ -53,6 +53,15 @@ public struct FusionEngine: Sendable {
         self.calibration = VenueCalibration(site: site)
     }
 
+    /// A fresh engine for `other`'s site that shares its tables (immutable, and for a large venue
+    /// megabytes of monitored sets and movement matrices): `FusionWorkers` builds them once.
+    init(sameSiteAs other: FusionEngine) {
+        site = other.site
+        ctx = other.ctx
+        health = Array(repeating: GatewayHealth(), count: site.gateways.count)
+        calibration = VenueCalibration(site: site)
+    }
+
     /// The handle of `device`, creating its state on first use. Handles are small integers, valid
     /// until the engine forgets the device (`forget_after_s`, in `advance(to:)`; its handle then
     /// goes to a later new device): take a device's handle after advancing the engine to the time

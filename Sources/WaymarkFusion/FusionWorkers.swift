@@ -52,7 +52,8 @@ public struct FusionWorkers: Sendable {
         self.site = site
         self.count = max(1, count)
         let empty = SightingBatch(gateway: "", boot: "", seq: 0, start: 0, end: 0, sightings: [])
-        workers = (0..<self.count).map { _ in Worker(engine: FusionEngine(site: site), part: empty) }
+        let first = FusionEngine(site: site)
+        workers = (0..<self.count).map { w in Worker(engine: w == 0 ? first : FusionEngine(sameSiteAs: first), part: empty) }
     }
 
     /// The worker that owns `device` among `count`: FNV-1a (64 bit) of the id's UTF-8 bytes, modulo

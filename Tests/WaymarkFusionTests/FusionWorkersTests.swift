@@ -125,6 +125,8 @@ struct FusionWorkersTests {
             }
         }
         #expect(seen.count == 40 && workers.deviceCount == 40)
+        // The site's tables are built once and shared.
+        #expect(workers.engine(0).ctx === workers.engine(1).ctx)
     }
 
     @Test("a restart from the checkpoint goes on exactly as the uninterrupted run; another count restores every device")

@@ -92,7 +92,8 @@ struct ReplayCommandTests {
             #expect(run.status == 0, "\(run.output)")
         }
         let two = try Data(contentsOf: URL(fileURLWithPath: path("w2a.jsonl")))
-        #expect(two.count > 1000 && two == (try Data(contentsOf: URL(fileURLWithPath: path("w2b.jsonl")))))
+        let twoAgain = try Data(contentsOf: URL(fileURLWithPath: path("w2b.jsonl")))
+        #expect(two.count > 1000 && two == twoAgain)
         let scored = try AggregatorProcesses.run([waymark, "evaluate", "--site", site, "--truth", path("t.jsonl"), "--output", path("w2a.jsonl"), "--json"])
         let twoReport = try #require(JSONSerialization.jsonObject(with: Data(String(scored.output[scored.output.firstIndex(of: "{")!...]).utf8)) as? [String: Any])
         let twoAccuracy = try #require((twoReport["waymark"] as? [String: Any])?["current_region_accuracy"] as? Double)
