@@ -25,6 +25,7 @@ import WaymarkProtobuf
 /// way: caches are warm differently), but it needs no timer inside `AggregatorCore`.
 ///
 /// Then, per `--workers N,N…` (`fusion.workers`; default: 1 and the service's default), the
+/// decoded batches through `FusionWorkers` alone (the engines' share, wall clock), and the
 /// thread pass again on the wall clock (the workers' threads are not this thread's CPU time), per
 /// encoding; and per worker count and `--decode-threads N,N…` (default: 0 and the service's
 /// default), the JSON batches through the service's `DecodeStage`: a producer thread stands in for
@@ -84,6 +85,13 @@ enum AggregatorCoreBenchmark {
                              encoding.rawValue, round, Double(sightings) / all, all, part(decode), part(engine), part(rest),
                              part(thread.publish), thread.publications, part(thread.seal), thread.rows,
                              Double(sightings) / decode / 1e6, Double(bytes) / decode / 1e6))
+            }
+            for count in workers where encoding == encodings[0] {
+                for round in 1...3 {
+                    let wall = workersPass(batches, gateways: gatewayIndex, site: site, count: count)
+                    print(String(format: "aggregator-core: engine alone (decoded batches) with %d fusion worker%@, round %d: %.0f sightings/s (%.2f s wall)",
+                                 count, count == 1 ? "" : "s", round, Double(sightings) / wall, wall))
+                }
             }
             for count in workers {
                 for round in 1...3 {
@@ -170,6 +178,24 @@ enum AggregatorCoreBenchmark {
             outputs.removeAll(keepingCapacity: true)
         }
         let t = cpuNow() - t0
+        withExtendedLifetime(produced) {}
+        return t
+    }
+
+    /// The decoded batches through fresh `FusionWorkers` of `count` engines; seconds of wall clock.
+    static func workersPass(_ batches: [SightingBatch], gateways: [Int], site: Site, count: Int) -> Double {
+        var fusion = FusionWorkers(site: site, count: count)
+        var outputs: [FusionOutput] = []
+        var handles: [DeviceHandle] = []
+        var produced = 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        for (i, b) in batches.enumerated() {
+            fusion.feed(b, gateway: gateways[i], into: &outputs, handles: &handles)
+            produced &+= outputs.count
+            outputs.removeAll(keepingCapacity: true)
+        }
+        let t = (clock.now - started).seconds
         withExtendedLifetime(produced) {}
         return t
     }
