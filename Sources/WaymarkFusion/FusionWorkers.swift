@@ -8,11 +8,8 @@ public import WaymarkCore
 /// worker, and a worker with no entries in it takes it as its gateway's heartbeat.
 ///
 /// Each worker is a whole `FusionEngine` with its own self-calibration, learned from its own
-/// devices; once a minute of evidence time (`calibrationSyncS`, at the first batch or reading of
-/// each new minute) the workers pool what they learned since the last time
-/// (`VenueCalibration.merged`) and all go on from the pooled calibration, so that each learns the
-/// venue from every device, at most a minute late, however few devices it has itself. The results
-/// are a function of the input and the number of workers: the same input with the same count
+/// devices, as each aggregator of a sharded installation learns from its shard. The results are
+/// therefore a function of the input and the number of workers: the same input with the same count
 /// gives the same output whatever the threads do (a batch's parts run in parallel, then their
 /// outputs are taken worker by worker), and `waymark replay --workers N` reproduces an aggregator
 /// running N. With one worker it is exactly the single engine.
@@ -24,12 +21,6 @@ public struct FusionWorkers: Sendable {
     var workers: [Worker]
     /// Where each entry of the batch being fed went: position in its worker's part × count + worker.
     private var places: [Int32] = []
-    /// Evidence seconds between poolings of the workers' calibrations (∞: never).
-    public let calibrationSyncS: Double
-    /// The calibration every worker started from at the last pooling.
-    var calibrationBase: VenueCalibration
-    /// The period (evidence time ÷ `calibrationSyncS`, rounded down) of the last pooling.
-    var syncedPeriod = -Double.infinity
 
     /// Below this many entries a batch's parts are fed one after the other on the calling thread:
     /// handing them to other threads costs more than it saves.
@@ -56,16 +47,13 @@ public struct FusionWorkers: Sendable {
         }
     }
 
-    /// `count` workers (at least 1) for `site`, pooling their calibrations every
-    /// `calibrationSyncS` seconds of evidence time.
-    public init(site: Site, count: Int = 1, calibrationSyncS: Double = 60) {
+    /// `count` workers (at least 1) for `site`.
+    public init(site: Site, count: Int = 1) {
         self.site = site
         self.count = max(1, count)
         let empty = SightingBatch(gateway: "", boot: "", seq: 0, start: 0, end: 0, sightings: [])
         let first = FusionEngine(site: site)
         workers = (0..<self.count).map { w in Worker(engine: w == 0 ? first : FusionEngine(sameSiteAs: first), part: empty) }
-        self.calibrationSyncS = calibrationSyncS
-        calibrationBase = first.calibration
     }
 
     /// The worker that owns `device` among `count`: FNV-1a (64 bit) of the id's UTF-8 bytes, modulo
@@ -127,7 +115,6 @@ public struct FusionWorkers: Sendable {
             handles.append(DeviceHandle(index: workers[w].handles[position].index * Int32(n) + Int32(w)))
         }
         collect(into: &out)
-        syncCalibrations(at: batch.end)
     }
 
     /// Applies one reading of `device` (one line of `waymark replay`'s sightings input), after
@@ -142,22 +129,6 @@ public struct FusionWorkers: Sendable {
     /// Advances every worker's timers when `t` has reached its next whole second (`EngineFeed`).
     public mutating func tick(to t: Double, into out: inout [FusionOutput]) {
         for w in 0..<count { workers[w].tick(to: t, into: &out) }
-        syncCalibrations(at: t)
-    }
-
-    /// At the first evidence of a new period of `calibrationSyncS`: every worker's calibration
-    /// becomes the pooled one (`VenueCalibration.merged`). Evidence time only, so that a replay and
-    /// a restarted aggregator pool at the same points of the input.
-    mutating func syncCalibrations(at t: Double) {
-        guard count > 1, calibrationSyncS.isFinite, t.isFinite else { return }
-        let period = (t / calibrationSyncS).rounded(.down)
-        guard period > syncedPeriod else { return }
-        if syncedPeriod.isFinite {
-            let pooled = VenueCalibration.merged(base: calibrationBase, workers.map(\.engine.calibration))
-            for w in 0..<count { workers[w].engine.calibration = pooled }
-            calibrationBase = pooled
-        }
-        syncedPeriod = period
     }
 
     /// A gateway's retained status changed: every worker hears it.
@@ -201,9 +172,10 @@ public struct FusionWorkers: Sendable {
     public var counters: FusionCounters { workers.dropFirst().reduce(workers[0].engine.counters) { $0 + $1.engine.counters } }
 
     /// What the workers learned about the venue's radio: the one engine's calibration with one
-    /// worker; with several, what they would pool to now (for metrics and summaries).
+    /// worker; with several, their estimates pooled by the evidence behind each (for metrics and
+    /// summaries: each worker goes on using its own).
     public var calibration: VenueCalibration {
-        count == 1 ? workers[0].engine.calibration : VenueCalibration.merged(base: calibrationBase, workers.map(\.engine.calibration))
+        count == 1 ? workers[0].engine.calibration : VenueCalibration.pooled(workers.map(\.engine.calibration))
     }
 
     /// The devices whose timers ran since the last call (`FusionEngine.takeTimerTouched`).
@@ -252,45 +224,19 @@ public struct FusionWorkers: Sendable {
         }
     }
 
-    /// The pooling's state (nil with one worker), for the aggregator's checkpoint.
-    public func poolingCheckpoint() -> CalibrationPoolingCheckpoint? {
-        guard count > 1 else { return nil }
-        return CalibrationPoolingCheckpoint(base: workers[0].engine.calibrationCheckpoint(of: calibrationBase),
-                                            syncedPeriod: syncedPeriod.isFinite ? syncedPeriod : nil)
-    }
-
-    /// Restores the workers' state and their calibrations' pooling (`poolingCheckpoint()`; nil
-    /// from a single engine). Saved with as many workers: each its own. Saved with another number
-    /// (or by one engine before workers existed: a single element): every worker starts from what
-    /// the saved workers pool to, and each worker's clock and gateway health from the saved worker
-    /// of its index modulo their number.
-    public mutating func restore(workers saved: [FusionWorkerCheckpoint], pooling: CalibrationPoolingCheckpoint? = nil) {
+    /// Restores the workers' state. Saved with as many workers: each its own. Saved with another
+    /// number (or one engine before workers existed: a single element): worker `i` starts from the
+    /// saved worker `i` modulo their number — a calibration learned from other devices of the same
+    /// venue, which each worker then goes on adapting to its own.
+    public mutating func restore(workers saved: [FusionWorkerCheckpoint]) {
         guard !saved.isEmpty else { return }
         for w in 0..<count {
             let s = saved[w % saved.count]
             workers[w].feed.nextTick = s.nextTick >= 0 ? s.nextTick : -.infinity
+            if let c = s.calibration { workers[w].engine.restore(calibration: c) }
             if let h = s.gatewayHealth { workers[w].engine.restore(gatewayHealth: h) }
         }
-        let engine = workers[0].engine
-        let calibrations = saved.map { $0.calibration.map(engine.restoredCalibration) ?? VenueCalibration(site: site) }
-        let base = pooling.map { engine.restoredCalibration($0.base) } ?? calibrations[0]
-        syncedPeriod = pooling?.syncedPeriod ?? -.infinity
-        if saved.count == count {
-            for w in 0..<count { workers[w].engine.calibration = calibrations[w] }
-            calibrationBase = base
-        } else {
-            let pooled = VenueCalibration.merged(base: base, calibrations)
-            for w in 0..<count { workers[w].engine.calibration = pooled }
-            calibrationBase = pooled
-        }
     }
-}
-
-/// The pooling of the workers' calibrations in the aggregator's checkpoint: the calibration they
-/// all started from at the last pooling, and its period.
-public struct CalibrationPoolingCheckpoint: Codable, Sendable, Equatable {
-    public var base: CalibrationCheckpoint
-    public var syncedPeriod: Double?
 }
 
 /// One fusion worker's engine-wide state in the aggregator's checkpoint.

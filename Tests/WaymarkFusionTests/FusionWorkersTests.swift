@@ -78,12 +78,12 @@ struct FusionWorkersTests {
         #expect(workers.calibration == engine.calibration)
     }
 
-    @Test("without pooling, each worker is an engine fed its own devices' entries, and a batch without them as a heartbeat")
+    @Test("each worker is an engine fed its own devices' entries, and a batch without them as a heartbeat")
     func workersAreEnginesOfTheirDevices() throws {
         let site = try Self.site()
         let batches = Self.batches(seconds: 150, devices: 160)
         #expect(batches.contains { $0.sightings.count >= FusionWorkers.parallelEntries }, "some batches must take the parallel path")
-        var workers = FusionWorkers(site: site, count: 3, calibrationSyncS: .infinity)
+        var workers = FusionWorkers(site: site, count: 3)
         let together = Self.run(&workers, batches)
         var expected: [FusionOutput] = []
         for w in 0..<3 {
@@ -104,7 +104,7 @@ struct FusionWorkersTests {
         #expect(together.count == expected.count && together.count > 500)
         #expect(byDevice(together) == byDevice(expected))
         // The same input again: the same output, in the same order.
-        var again = FusionWorkers(site: site, count: 3, calibrationSyncS: .infinity)
+        var again = FusionWorkers(site: site, count: 3)
         #expect(Self.run(&again, batches) == together)
     }
 
@@ -138,16 +138,13 @@ struct FusionWorkersTests {
         _ = Self.run(&straight, batches[..<cut])
         let devices = try JSONEncoder().encode(straight.checkpoint())
         let state = try JSONEncoder().encode(straight.workerCheckpoints())
-        let pooling = try JSONEncoder().encode(try #require(straight.poolingCheckpoint()))
-        #expect(straight.syncedPeriod.isFinite && straight.calibrationBase.updates > 0, "the first half must cross a pooling")
         let rest = Self.run(&straight, batches[cut...])
 
         var restored = FusionWorkers(site: site, count: 2)
         let saved = try JSONDecoder().decode([DeviceCheckpoint].self, from: devices).sorted { $0.ordinal < $1.ordinal }
         for cp in saved { restored.restore(cp) }
         let savedWorkers = try JSONDecoder().decode([FusionWorkerCheckpoint].self, from: state)
-        let savedPooling = try JSONDecoder().decode(CalibrationPoolingCheckpoint.self, from: pooling)
-        restored.restore(workers: savedWorkers, pooling: savedPooling)
+        restored.restore(workers: savedWorkers)
         #expect(restored.nextTick == savedWorkers.map(\.nextTick).min())
         let atRestart = restored
         let resumed = Self.run(&restored, batches[cut...])
@@ -156,45 +153,29 @@ struct FusionWorkersTests {
 
         var three = FusionWorkers(site: site, count: 3)
         for cp in saved { three.restore(cp) }
-        three.restore(workers: savedWorkers, pooling: savedPooling)
+        three.restore(workers: try JSONDecoder().decode([FusionWorkerCheckpoint].self, from: state))
         #expect(three.deviceCount == saved.count)
         for cp in saved { #expect(Int(three.existingHandle(for: cp.device)!.index) % 3 == FusionWorkers.worker(of: cp.device, count: 3)) }
-        // Three workers from two: every one starts from what the two would pool to now.
-        #expect(atRestart.engine(0).calibration != atRestart.engine(1).calibration, "the cut must fall between poolings")
-        #expect(three.engine(0).calibration == atRestart.calibration)
-        #expect(three.engine(1).calibration == atRestart.calibration && three.engine(2).calibration == atRestart.calibration)
+        // Worker 2 of three starts from the saved worker 0's calibration (2 modulo 2), 1 from 1's.
+        #expect(three.engine(2).calibration == atRestart.engine(0).calibration)
+        #expect(three.engine(1).calibration == atRestart.engine(1).calibration)
+        #expect(atRestart.engine(0).calibration != atRestart.engine(1).calibration)
     }
 
-    @Test("once a minute of evidence the workers pool their calibrations, each estimate weighed by the evidence behind it")
-    func calibrationsArePooled() throws {
+    @Test("the pooled calibration weighs each worker's estimates by the evidence behind them")
+    func pooledCalibration() throws {
         let site = try Self.site()
-        let batches = Self.batches(seconds: 150)
         var workers = FusionWorkers(site: site, count: 2)
-        var out: [FusionOutput] = []
-        var handles: [DeviceHandle] = []
-        var poolings = 0
-        for b in batches {
-            let before = (0..<2).map { workers.engine($0).calibration }, base = workers.calibrationBase
-            workers.feed(b, gateway: site.gatewayIndex(b.gateway)!, into: &out, handles: &handles)
-            guard workers.calibrationBase != base else { continue }
-            poolings += 1
-            // Right after a pooling every worker holds the same calibration: the confident seconds
-            // of both since the last one counted, the power correction between theirs.
-            let now = workers.engine(0).calibration
-            #expect(workers.engine(1).calibration == now)
-            #expect(now.updates >= before[0].updates + before[1].updates - base.updates)
-            #expect(now.powerCorrectionDB >= min(before[0].powerCorrectionDB, before[1].powerCorrectionDB) - 1
-                    && now.powerCorrectionDB <= max(before[0].powerCorrectionDB, before[1].powerCorrectionDB) + 1)
-        }
-        // 150 s of evidence from t = 0: minutes 1 and 2 begin inside it.
-        #expect(poolings == 2)
-        // Between poolings the metrics show the pooling to come.
-        let a = workers.engine(0).calibration, b = workers.engine(1).calibration, base = workers.calibrationBase
-        #expect(abs(workers.calibration.updates - (a.updates + b.updates - base.updates)) < 1e-9)
-        let added = [a.updates - base.updates, b.updates - base.updates]
-        #expect(added.allSatisfy { $0 > 0 })
-        let power = (a.powerCorrectionDB * added[0] + b.powerCorrectionDB * added[1]) / (added[0] + added[1])
-        #expect(abs(workers.calibration.powerCorrectionDB - power) < 1e-9)
+        _ = Self.run(&workers, Self.batches(seconds: 150))
+        let a = workers.engine(0).calibration, b = workers.engine(1).calibration
+        #expect(a.updates > 0 && b.updates > 0)
+        let pooled = workers.calibration
+        #expect(pooled.updates == a.updates + b.updates)
+        let power = (a.powerCorrectionDB * a.updates + b.powerCorrectionDB * b.updates) / (a.updates + b.updates)
+        #expect(abs(pooled.powerCorrectionDB - power) < 1e-9)
+        #expect(pooled.powerCorrectionDB >= min(a.powerCorrectionDB, b.powerCorrectionDB)
+                && pooled.powerCorrectionDB <= max(a.powerCorrectionDB, b.powerCorrectionDB))
+        #expect(pooled.receptionOpportunities == a.receptionOpportunities + b.receptionOpportunities)
         #expect(workers.counters.accepted == workers.engine(0).counters.accepted + workers.engine(1).counters.accepted)
     }
 }

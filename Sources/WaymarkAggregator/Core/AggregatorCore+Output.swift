@@ -40,7 +40,6 @@ extension AggregatorCore {
         s.calibration = workers[0].calibration
         s.gatewayHealth = workers[0].gatewayHealth
         s.fusionWorkers = workers.count > 1 ? workers : nil
-        s.calibrationPooling = fusion.poolingCheckpoint()
         s.gatewayEnds = fusedEnds
         s.writeNumber = writeNumber
         return s
@@ -87,7 +86,7 @@ extension AggregatorCore {
             writeNumber = state.writeNumber
             fusion.restore(workers: state.fusionWorkers ?? [
                 FusionWorkerCheckpoint(nextTick: state.nextTick, calibration: state.calibration, gatewayHealth: state.gatewayHealth),
-            ], pooling: state.calibrationPooling)
+            ])
             fusedEnds = state.gatewayEnds ?? [:]
             for (gw, offset) in state.clockOffsets {
                 var c = ClockSanity(parameters: settings.clock)

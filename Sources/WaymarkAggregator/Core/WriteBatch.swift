@@ -132,7 +132,5 @@ public struct AggregatorCheckpoint: Codable, Sendable, Equatable {
     /// Each fusion worker's tick, calibration and gateway health, with more than one worker
     /// (`fusion.workers`); the fields above then hold worker 0's.
     public var fusionWorkers: [FusionWorkerCheckpoint]?
-    /// With more than one worker: the calibration they pooled last, and when (`FusionWorkers`).
-    public var calibrationPooling: CalibrationPoolingCheckpoint?
     public init() {}
 }

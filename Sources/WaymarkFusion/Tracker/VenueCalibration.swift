@@ -240,10 +240,7 @@ public struct CalibrationCheckpoint: Codable, Sendable, Hashable {
 
 extension FusionEngine {
     /// The venue calibration, for the aggregator's checkpoint.
-    public func calibrationCheckpoint() -> CalibrationCheckpoint { calibrationCheckpoint(of: calibration) }
-
-    /// `calibration` (this engine's or another of the same site) as saved in a checkpoint.
-    func calibrationCheckpoint(of calibration: VenueCalibration) -> CalibrationCheckpoint {
+    public func calibrationCheckpoint() -> CalibrationCheckpoint {
         // The reception model is saved beside the rest, not inside it (its field is not encoded):
         // leave an empty one in the embedded copy, so that a checkpoint equals itself decoded.
         var rest = calibration
@@ -254,11 +251,6 @@ extension FusionEngine {
     /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent
     /// stays the current site's).
     public mutating func restore(calibration saved: CalibrationCheckpoint) {
-        calibration = restoredCalibration(saved)
-    }
-
-    /// The venue calibration a checkpoint saved, on this engine's site.
-    func restoredCalibration(_ saved: CalibrationCheckpoint) -> VenueCalibration {
         var c = VenueCalibration(site: site)
         let s = saved.calibration
         c.powerCorrectionDB = s.powerCorrectionDB
@@ -290,6 +282,6 @@ extension FusionEngine {
         if saved.gateways != ctx.gatewayIDs || s.exponentPrior != c.exponentPrior || s.roomLossPrior != c.roomLossPrior {
             c.refresh()
         }
-        return c
+        calibration = c
     }
 }
