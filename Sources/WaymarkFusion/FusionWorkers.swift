@@ -70,6 +70,18 @@ public struct FusionWorkers: Sendable {
 
     func worker(of device: DeviceID) -> Int { Self.worker(of: device, count: count) }
 
+    /// Worker `w`'s handle `h` as the global handle callers see (`h × count + w`).
+    private func global(_ h: DeviceHandle, worker w: Int) -> DeviceHandle {
+        DeviceHandle(index: h.index * Int32(count) + Int32(w))
+    }
+
+    /// Worker `w`'s checkpoint with its ordinal made global (slot × count + w).
+    private func global(_ cp: DeviceCheckpoint, worker w: Int) -> DeviceCheckpoint {
+        var cp = cp
+        cp.ordinal = cp.ordinal * count + w
+        return cp
+    }
+
     /// The engine of worker `w` (for inspection: counters, calibration, tests).
     public func engine(_ w: Int) -> FusionEngine { workers[w].engine }
 
@@ -112,7 +124,7 @@ public struct FusionWorkers: Sendable {
         handles.removeAll(keepingCapacity: true)
         for place in places {
             let w = Int(place) % n, position = Int(place) / n
-            handles.append(DeviceHandle(index: workers[w].handles[position].index * Int32(n) + Int32(w)))
+            handles.append(global(workers[w].handles[position], worker: w))
         }
         collect(into: &out)
     }
@@ -157,12 +169,12 @@ public struct FusionWorkers: Sendable {
     /// The global handle of a device the workers already know.
     public func existingHandle(for device: DeviceID) -> DeviceHandle? {
         let w = worker(of: device)
-        return workers[w].engine.existingHandle(for: device).map { DeviceHandle(index: $0.index * Int32(count) + Int32(w)) }
+        return workers[w].engine.existingHandle(for: device).map { global($0, worker: w) }
     }
 
     /// The next whole second of evidence time at which every worker's timers will have advanced
     /// (the earliest of the workers'; −∞ until each has seen evidence).
-    public var nextTick: Double { workers.map(\.feed.nextTick).min() ?? -.infinity }
+    public var nextTick: Double { workers.reduce(.infinity) { min($0, $1.feed.nextTick) } }
 
     /// Devices held, over all workers.
     public var deviceCount: Int { workers.reduce(0) { $0 + $1.engine.deviceCount } }
@@ -187,20 +199,12 @@ public struct FusionWorkers: Sendable {
     /// restoring every checkpoint in ordinal order gives each worker its devices in its own order.
     public func checkpoint(device: DeviceID) -> DeviceCheckpoint? {
         let w = worker(of: device)
-        guard var cp = workers[w].engine.checkpoint(device: device) else { return nil }
-        cp.ordinal = cp.ordinal * count + w
-        return cp
+        return workers[w].engine.checkpoint(device: device).map { global($0, worker: w) }
     }
 
     /// Every device's state.
     public func checkpoint() -> [DeviceCheckpoint] {
-        (0..<count).flatMap { w in
-            workers[w].engine.checkpoint().map { cp in
-                var cp = cp
-                cp.ordinal = cp.ordinal * count + w
-                return cp
-            }
-        }
+        (0..<count).flatMap { w in workers[w].engine.checkpoint().map { global($0, worker: w) } }
     }
 
     /// Restores a device's state in the worker that owns it. Checkpoints saved with another
@@ -211,8 +215,7 @@ public struct FusionWorkers: Sendable {
         let w = worker(of: saved.device)
         var cp = saved
         cp.ordinal = saved.ordinal / count
-        let handle = workers[w].engine.restore(cp)
-        return DeviceHandle(index: handle.index * Int32(count) + Int32(w))
+        return global(workers[w].engine.restore(cp), worker: w)
     }
 
     /// Each worker's timer clock, calibration and gateway health, for the aggregator's checkpoint.

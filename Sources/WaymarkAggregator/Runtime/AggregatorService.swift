@@ -14,8 +14,8 @@ import WaymarkHTTP
 /// - `ingest.decode_threads` threads decode the sighting batches waiting there (`DecodeStage`);
 /// - the fusion thread (the caller of `run()`) takes the messages in arrival order, validates,
 ///   fuses (a batch's parts by `fusion.workers` engines in parallel, on Dispatch's threads, the
-///   fusion thread waiting for them: `FusionWorkers`), publishes device state and events, and every `database.flush_interval_ms` seals a
-///   `WriteBatch`;
+///   fusion thread waiting for them: `FusionWorkers`), publishes device state and events, and
+///   every `database.flush_interval_ms` seals a `WriteBatch`;
 /// - the writer thread owns the `PostgresConnection`, commits batches in order, retries while the
 ///   database is down, and publishes each gateway's ack only after its commit.
 /// The queues between them are bounded, so a slow or absent database slows intake down instead of
