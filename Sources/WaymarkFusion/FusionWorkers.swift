@@ -58,14 +58,10 @@ public struct FusionWorkers: Sendable {
 
     /// The worker that owns `device` among `count`: FNV-1a (64 bit) of the id's UTF-8 bytes, modulo
     /// the count. Fixed forever (a restart, another machine, a replay all place a device alike).
+    /// The same hash as the shards of a sharded installation (`ShardLayout.hash`).
     public static func worker(of device: DeviceID, count: Int) -> Int {
         guard count > 1 else { return 0 }
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in device.rawValue.utf8 {
-            h ^= UInt64(byte)
-            h = h &* 0x0000_0100_0000_01b3
-        }
-        return Int(h % UInt64(count))
+        return Int(ShardLayout.hash(device) % UInt64(count))
     }
 
     func worker(of device: DeviceID) -> Int { Self.worker(of: device, count: count) }

@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkCore
 import WaymarkMQTT
 import WaymarkService
 
@@ -36,6 +37,7 @@ extension AggregatorConfig {
         try check((0...64).contains(c.decodeThreads), "ingest.decode_threads", "must be 0 (the fusion thread decodes) … 64")
         c.fusionWorkers = try layers.int("fusion.workers", default: c.fusionWorkers)
         try check((1...64).contains(c.fusionWorkers), "fusion.workers", "must be 1 … 64 (fusion engines working side by side)")
+        c.shards = try Self.shards(layers)
 
         c.gapTimeoutS = try layers.double("ingest.gap_timeout_s", default: c.gapTimeoutS)
         try check(c.gapTimeoutS >= 0, "ingest.gap_timeout_s", "must be ≥ 0 seconds")
@@ -74,5 +76,31 @@ extension AggregatorConfig {
         c.rejectLogIntervalS = try layers.double("log.reject_interval_s", default: c.rejectLogIntervalS)
         try check(c.rejectLogIntervalS >= 1, "log.reject_interval_s", "must be at least 1 second")
         return c
+    }
+
+    /// `shards.count` (1…`ShardLayout.maxCount`) and `shards.own` (`0,2,5`, ranges `0-7`; every shard when unset).
+    static func shards(_ layers: ConfigLayers) throws -> ShardOwnership {
+        let count = try layers.int("shards.count", default: 1)
+        guard let layout = ShardLayout(count: count) else {
+            throw ConfigLayers.ConfigError("shards.count: \(count) is not a shard count in 1…\(ShardLayout.maxCount) (1 = unsharded; the gateways' publish.shards must be the same)")
+        }
+        guard let text = layers.optionalString("shards.own"), !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            return .all(layout)
+        }
+        var owned: [Int] = []
+        for item in text.split(separator: ",") {
+            let part = item.trimmingCharacters(in: .whitespaces)
+            let bounds = part.split(separator: "-", maxSplits: 1).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            switch (bounds.count, bounds.first ?? nil, bounds.last ?? nil) {
+            case (1, let a?, _): owned.append(a)
+            case (2, let a?, let b?) where a <= b: owned += Array(a...b)
+            default:
+                throw ConfigLayers.ConfigError("shards.own: '\(part)' is not a shard number or a range such as 0-3 (the list is e.g. [0, 1] or \"0-3,8\")")
+            }
+        }
+        switch ShardOwnership.make(layout: layout, owned: owned) {
+        case .success(let o): return o
+        case .failure(let e): throw ConfigLayers.ConfigError("shards.own: \(e) (shards.count is \(count))")
+        }
     }
 }

@@ -52,6 +52,11 @@ public struct AggregatorConfig: Sendable {
     /// saved ones and moves devices between workers with their state.
     public var fusionWorkers = AggregatorConfig.defaultFusionWorkers
 
+    /// `shards.count` and `shards.own`: the site's shard layout (the gateways' `publish.shards`)
+    /// and the shards this aggregator owns (a list such as `[0, 1]`, or `0-7`; default every one),
+    /// for several aggregators sharing one site's devices (docs/scaling.md §1). Default unsharded.
+    public var shards = ShardOwnership.all(.single)
+
     /// One per core, at most 8 (`fusion.workers`).
     public static var defaultFusionWorkers: Int { max(1, min(8, ProcessInfo.processInfo.activeProcessorCount)) }
 
@@ -107,7 +112,7 @@ public struct AggregatorConfig: Sendable {
         "site", "topic_prefix",
     ] + MQTTSettings.keys + [
         "database.url", "database.password", "database.flush_interval_ms", "database.max_pending_rows", "database.retry_s",
-        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.decode_threads", "fusion.workers", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
+        "ingest.max_payload_bytes", "ingest.queue_messages", "ingest.decode_threads", "fusion.workers", "shards.count", "shards.own", "ingest.gap_timeout_s", "ingest.reorder_window_s", "ingest.catch_up_s",
         "clock.tolerance_s", "clock.max_correction_s", "clock.max_age_s", "clock.max_future_s",
         "raw_sightings.enabled", "raw_sightings.retention_days", "history.retention_days",
         "reports.refresh_interval_s",

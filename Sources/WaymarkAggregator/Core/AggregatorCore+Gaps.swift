@@ -39,7 +39,7 @@ extension AggregatorCore {
         var gap = gaps[key] ?? ParkedGap(since: receivedAt)
         if gap.batches[batch.seq] != nil {
             counts.add(.duplicate)
-            return .duplicate(gateway: key.gateway, ack: nil)
+            return .duplicate(gateway: key.gateway, ack: nil, shard: key.shard)
         }
         // The decoded batch costs about as much again as its payload (entries of ~64 bytes).
         let bytes = payload.count + batch.sightings.count * 64 + 128
@@ -93,14 +93,14 @@ extension AggregatorCore {
         resendRequests += 1
         let ack = GatewayAck(boot: key.boot, seq: progress.committed[key] ?? 0,
                              resendFrom: progress.nextExpected(key), resendTo: first)
-        publications.append(ackPublication(gateway: key.gateway, ack))
+        publications.append(ackPublication(gateway: key.gateway, shard: key.shard, ack))
     }
 
     /// Gaps older than `gapTimeoutS` are given up on (the missing batches count as lost, in
     /// `progress.skipped`) and their parked batches taken; the others are asked for again.
     mutating func expireGaps(at now: Double) {
         guard !gaps.isEmpty else { return }
-        for key in gaps.keys.sorted(by: { ($0.gateway, $0.boot) < ($1.gateway, $1.boot) }) {
+        for key in gaps.keys.sorted() {
             guard let gap = gaps[key] else { continue }
             if now - gap.since >= settings.gapTimeoutS, let first = gap.batches.keys.min() {
                 progress.skip(key, to: first)

@@ -21,6 +21,7 @@ extension AggregatorCore {
         }
         changedDevices.removeAll(keepingCapacity: true)
         if notifier.isActive { batch.notifierStates = notifier.takeChanged() }
+        if !settings.shards.recordsGatewayStatus { batch.statuses.removeAll() }
         guard !batch.isEmpty else { return nil }
         writeNumber += 1
         batch.aggregatorState = checkpointState()
@@ -68,19 +69,21 @@ extension AggregatorCore {
     public mutating func committed(_ batch: WriteBatch) -> [Publication] {
         progress.markCommitted(batch.progress)
         return batch.progress.map { key, seq in
-            Publication(topic: topics.ack(key.gateway), payload: DevicePayloads.ack(GatewayAck(boot: key.boot, seq: seq)), retain: false)
+            ackPublication(gateway: key.gateway, shard: key.shard, GatewayAck(boot: key.boot, seq: seq))
         }.sorted { $0.topic < $1.topic }
     }
 
     /// Restores what a previous run committed: device checkpoints, high-water marks and the
-    /// site-wide state. Call before the first message.
+    /// site-wide state. Call before the first message. With shards, only the owned shards'
+    /// devices and marks are taken (the database holds every aggregator's).
     public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
                                  state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:], now: Double? = nil,
                                  notifierStates: [NotifierCheckpoint] = []) {
-        for cp in devices { fusion.restore(cp) }
-        notifier.restore(notifierStates)
+        let shards = settings.shards
+        for cp in devices where shards.owns(device: cp.device) { fusion.restore(cp) }
+        notifier.restore(shards.ownsAll ? notifierStates : notifierStates.filter { shards.owns(device: $0.device) })
         lastStatus = statuses
-        progress.restore(marks)
+        progress.restore(shards.ownsAll ? marks : marks.filter { shards.owns(shard: $0.key.shard) })
         if let state {
             latest = state.latest
             writeNumber = state.writeNumber
@@ -103,12 +106,13 @@ extension AggregatorCore {
     /// outage swallowed, instead of resending it.
     public func currentAcks() -> [Publication] {
         progress.committed.filter { key, _ in lastStatus[key.gateway]?.boot.map { $0 == key.boot } ?? true }
-            .sorted { ($0.key.gateway, $0.key.boot) < ($1.key.gateway, $1.key.boot) }
-            .map { ackPublication(gateway: $0.key.gateway, GatewayAck(boot: $0.key.boot, seq: $0.value)) }
+            .sorted { $0.key < $1.key }
+            .map { ackPublication(gateway: $0.key.gateway, shard: $0.key.shard, GatewayAck(boot: $0.key.boot, seq: $0.value)) }
     }
 
-    /// A payload for a duplicate's re-ack.
-    public func ackPublication(gateway: String, _ ack: GatewayAck) -> Publication {
-        Publication(topic: topics.ack(gateway), payload: DevicePayloads.ack(ack), retain: false)
+    /// An ack to `gateway` (for a duplicate's re-ack too), on the ack topic of `shard` when sharded.
+    public func ackPublication(gateway: String, shard: Int = 0, _ ack: GatewayAck) -> Publication {
+        let topic = topics.ack(gateway, shard: settings.shards.layout.isSharded ? shard : nil)
+        return Publication(topic: topic, payload: DevicePayloads.ack(ack), retain: false)
     }
 }

@@ -25,6 +25,8 @@ public struct AggregatorCore: Sendable {
         /// of their id, a batch's parts fused in parallel. The results depend on the count (each
         /// worker calibrates itself from its own devices): `waymark replay --workers N` reproduces it.
         public var fusionWorkers = 1
+        /// The site's shard layout and the shards this aggregator owns (one aggregator, unsharded, by default).
+        public var shards = ShardOwnership.all(.single)
         public init(clock: ClockSanity.Parameters = ClockSanity.Parameters()) { self.clock = clock }
     }
 
@@ -32,8 +34,9 @@ public struct AggregatorCore: Sendable {
     public enum Outcome: Equatable, Sendable {
         case accepted(sightings: Int)
         case rejected(RejectReason, gateway: String)
-        /// Already processed; `ack` is the committed mark to re-send to the gateway, if any.
-        case duplicate(gateway: String, ack: GatewayAck?)
+        /// Already processed; `ack` is the committed mark to re-send to the gateway (on the ack
+        /// topic of `shard` when sharded), if any.
+        case duplicate(gateway: String, ack: GatewayAck?, shard: Int = 0)
         case status(gateway: String)
         /// Not a topic the aggregator handles.
         case ignored
@@ -100,10 +103,13 @@ public struct AggregatorCore: Sendable {
     /// payload already decoded by a `BatchPreparer` (`DecodeStage`); without it the core decodes.
     public mutating func handle(topic: String, payload: [UInt8], receivedAt: Double, retained: Bool = false,
                                 prepared: PreparedBatch? = nil) -> Outcome {
-        guard let (gateway, kind) = topics.gateway(inTopic: topic) else { return .ignored }
+        guard let (gateway, kind, shard) = topics.gatewayTopic(topic) else { return .ignored }
         switch kind {
-        case "sightings": return handleBatch(gateway: gateway, payload: payload, receivedAt: receivedAt, prepared: prepared)
-        case "status": return handleStatus(gateway: gateway, payload: payload, receivedAt: receivedAt, retained: retained)
+        case "sightings":
+            guard settings.shards.accepts(topicShard: shard) else { return reject(.shardMismatch, gateway: gateway, at: receivedAt) }
+            return handleBatch(gateway: gateway, shard: shard ?? 0, payload: payload, receivedAt: receivedAt, prepared: prepared)
+        case "status" where shard == nil:
+            return handleStatus(gateway: gateway, payload: payload, receivedAt: receivedAt, retained: retained)
         default: return .ignored
         }
     }
@@ -115,7 +121,7 @@ public struct AggregatorCore: Sendable {
         return .rejected(reason, gateway: label)
     }
 
-    mutating func handleBatch(gateway: String, payload: [UInt8], receivedAt: Double, prepared: PreparedBatch? = nil) -> Outcome {
+    mutating func handleBatch(gateway: String, shard: Int, payload: [UInt8], receivedAt: Double, prepared: PreparedBatch? = nil) -> Outcome {
         guard payload.count <= settings.maxPayloadBytes else { return reject(.oversize, gateway: gateway, at: receivedAt) }
         guard let g = site.gatewayIndex(gateway) else { return reject(.unknownGateway, gateway: gateway, at: receivedAt) }
         let decoded = prepared?.result ?? Result { () throws(BatchDecoder.Failure) in try decoder.decode(payload) }
@@ -126,11 +132,17 @@ public struct AggregatorCore: Sendable {
         }
         guard batch.v == SightingBatch.currentVersion else { return reject(.version, gateway: gateway, at: receivedAt) }
         guard batch.gateway == gateway else { return reject(.gatewayMismatch, gateway: gateway, at: receivedAt) }
-        let key = ProgressTracker.Key(gateway: gateway, boot: batch.boot)
+        // A gateway with another shard count puts devices in shards this layout does not: refused
+        // (not acked) so that its batches stay spooled until the counts agree.
+        if settings.shards.layout.isSharded,
+           batch.sightings.contains(where: { settings.shards.layout.shard(of: $0.device) != shard }) {
+            return reject(.shardMismatch, gateway: gateway, at: receivedAt)
+        }
+        let key = ProgressTracker.Key(gateway: gateway, boot: batch.boot, shard: shard)
         if progress.isDuplicate(key, seq: batch.seq) {
             counts.add(.duplicate)
             let ack = progress.committedMark(key, covering: batch.seq).map { GatewayAck(boot: batch.boot, seq: $0) }
-            return .duplicate(gateway: gateway, ack: ack)
+            return .duplicate(gateway: gateway, ack: ack, shard: shard)
         }
         if batch.seq > progress.nextExpected(key) {
             return park(batch, key: key, gateway: g, payload: payload, receivedAt: receivedAt)

@@ -24,7 +24,7 @@ public struct BatchPreparer: Sendable {
     /// The decoded batch, or nil for anything the core checks before decoding (other topics,
     /// oversize payloads, unknown gateways): those it handles itself, cheaply.
     public mutating func prepare(topic: String, payload: [UInt8]) -> PreparedBatch? {
-        guard let (gateway, kind) = topics.gateway(inTopic: topic), kind == "sightings",
+        guard let (gateway, kind, _) = topics.gatewayTopic(topic), kind == "sightings",
               payload.count <= maxPayloadBytes, site.gatewayIndex(gateway) != nil else { return nil }
         do { return PreparedBatch(result: .success(try decoder.decode(payload))) } catch {
             return PreparedBatch(result: .failure(error))

@@ -1,4 +1,4 @@
-/// High-water marks per (gateway, boot): the highest batch sequence number processed, and the
+/// High-water marks per (gateway, boot, shard): the highest batch sequence number processed, and the
 /// highest committed to PostgreSQL. A batch at or below the processed mark is a duplicate
 /// (re-delivery by the broker or a resend from the gateway's spool).
 ///
@@ -6,10 +6,18 @@
 /// number per boot is enough; a batch that arrives after a later one of the same boot counts as
 /// a duplicate too (it cannot be told from one).
 public struct ProgressTracker: Sendable {
-    public struct Key: Hashable, Sendable {
+    public struct Key: Hashable, Sendable, Comparable {
         public var gateway: String
         public var boot: String
-        public init(gateway: String, boot: String) { self.gateway = gateway; self.boot = boot }
+        /// The shard of a sharded layout (each shard of a boot numbers its batches); 0 unsharded.
+        public var shard: Int
+        public init(gateway: String, boot: String, shard: Int = 0) {
+            self.gateway = gateway
+            self.boot = boot
+            self.shard = shard
+        }
+
+        public static func < (a: Key, b: Key) -> Bool { (a.gateway, a.boot, a.shard) < (b.gateway, b.boot, b.shard) }
     }
 
     public private(set) var processed: [Key: UInt64] = [:]

@@ -34,6 +34,12 @@ public enum RejectReason: String, Sendable, CaseIterable, Codable {
     /// A value outside its field's set (a status `state` other than online/offline, a `scan` other
     /// than on/off/error/replay).
     case badEnum = "bad_enum"
+    /// A batch of the wrong shard layout (docs/scaling.md §1): on a topic with a shard level while
+    /// this aggregator runs unsharded, without one while it runs sharded, on a shard it does not own,
+    /// or with devices that belong to other shards (the gateway's `publish.shards` differs from the
+    /// aggregator's `shards.count`). Refused, not acked: the batches stay spooled at the gateway
+    /// until the counts agree.
+    case shardMismatch = "shard_mismatch"
     /// Passed every check above but PostgreSQL refused it for its data (SQLSTATE class 22 or 23):
     /// stored in the `quarantine` table with its raw payload and the error, and acked.
     case quarantined

@@ -17,6 +17,7 @@ extension AggregatorService {
         logger.info("starting", metadata: ["site": .string(site.id), "database": .string(PostgresURL.masked(config.databaseURL)),
                                            "mqtt": .string((try? config.connection().description) ?? config.mqtt.url), "topics": .string(topics.prefix),
                                            "fusion_workers": .stringConvertible(config.fusionWorkers),
+                                           "shards": .string(config.shards.description),
                                            "decode_threads": .stringConvertible(config.decodeThreads)])
         // The start-up connection is closed again: the writer thread opens its own, so that the
         // connection never crosses threads.
@@ -144,8 +145,7 @@ extension AggregatorService {
                 if !expected { logger.warning("disconnected from the broker; reconnecting: \(reason)") }
             }
         }
-        try client.subscribe(topics.allSightings, qos: 1)
-        try client.subscribe(topics.allStatus, qos: 1)
+        for topic in config.shards.subscriptions(topics) { try client.subscribe(topic, qos: 1) }
         try client.connect(withAvailabilityWill(try config.connection()))
         return client
     }
@@ -187,11 +187,11 @@ extension AggregatorService {
                 case .rejected(let reason, let gateway):
                     metrics.rejected[reason]?.increment()
                     rejections.note(reason, gateway: gateway, topic: m.topic, at: m.receivedAt, logger: logger)
-                case .duplicate(let gateway, let ack):
+                case .duplicate(let gateway, let ack, let shard):
                     metrics.duplicates.increment()
-                    if let ack, m.receivedAt - lastReack[gateway, default: 0] >= 1 {
-                        lastReack[gateway] = m.receivedAt
-                        publish([core.ackPublication(gateway: gateway, ack)], client)
+                    if let ack, m.receivedAt - lastReack["\(gateway)/\(shard)", default: 0] >= 1 {
+                        lastReack["\(gateway)/\(shard)"] = m.receivedAt
+                        publish([core.ackPublication(gateway: gateway, shard: shard, ack)], client)
                     }
                 case .status:
                     metrics.statuses.increment()

@@ -69,7 +69,7 @@ public final class AggregatorService: @unchecked Sendable {
         self.logger = logger
         topics = config.topicPrefix.map(Topics.init(prefix:)) ?? Topics(site: site.id)
         metrics = AggregatorMetrics(gateways: site.gateways.map(\.id))
-        store = AggregatorStore(siteID: site.id)
+        store = AggregatorStore(siteID: site.id, checkpointKey: config.shards.checkpointKey)
         var settings = AggregatorCore.Settings()
         settings.maxPayloadBytes = config.maxPayloadBytes
         settings.clock = config.clock
@@ -78,6 +78,7 @@ public final class AggregatorService: @unchecked Sendable {
         settings.reorderWindowS = config.reorderWindowS
         settings.catchUpS = config.catchUpS
         settings.fusionWorkers = config.fusionWorkers
+        settings.shards = config.shards
         core = AggregatorCore(site: site, topics: topics, settings: settings)
         ingest = DecodeStage(capacity: config.ingestQueueMessages, workers: config.decodeThreads,
                              preparer: BatchPreparer(for: core))

@@ -38,6 +38,7 @@ struct RejectionLog {
         case .outOfRange: "a number is not finite or outside its field's range (see docs/aggregator.md, \"Rejections\"); fix the sender"
         case .badText: "a string is not valid UTF-8, holds a control character, is empty or too long; fix the sender"
         case .badEnum: "a field holds a value outside its set (status state online/offline, scan on/off/error/replay)"
+        case .shardMismatch: "the batch is for another shard layout: give the gateway's publish.shards the aggregators' shards.count (docs/scaling.md); its batches stay spooled until then"
         case .quarantined: "PostgreSQL refused the message's data; it is in the quarantine table (docs/aggregator.md)"
         }
     }

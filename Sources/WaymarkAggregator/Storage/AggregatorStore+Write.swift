@@ -57,17 +57,18 @@ extension AggregatorStore {
                     """, [siteID, batch.notifierStates.map(\.device.rawValue), notifierStates])
             }
             try db.query("""
-                INSERT INTO aggregator_state (site_id, state) VALUES ($1, $2::jsonb)
-                ON CONFLICT (site_id) DO UPDATE SET state = excluded.state, updated_at = now()
-                """, [siteID, state])
+                INSERT INTO aggregator_state (site_id, shards, state) VALUES ($1, $2, $3::jsonb)
+                ON CONFLICT (site_id, shards) DO UPDATE SET state = excluded.state, updated_at = now()
+                """, [siteID, checkpointKey, state])
             if !batch.progress.isEmpty {
-                let marks = batch.progress.sorted { ($0.key.gateway, $0.key.boot) < ($1.key.gateway, $1.key.boot) }
+                let marks = batch.progress.sorted { $0.key < $1.key }
                 try db.query("""
-                    INSERT INTO gateway_progress (site_id, gateway_id, boot, seq)
-                    SELECT $1, g, b, s FROM unnest($2::text[], $3::text[], $4::bigint[]) AS u(g, b, s)
-                    ON CONFLICT (site_id, gateway_id, boot) DO UPDATE
+                    INSERT INTO gateway_progress (site_id, gateway_id, boot, shard, seq)
+                    SELECT $1, g, b, k, s FROM unnest($2::text[], $3::text[], $4::int[], $5::bigint[]) AS u(g, b, k, s)
+                    ON CONFLICT (site_id, gateway_id, boot, shard) DO UPDATE
                       SET seq = greatest(gateway_progress.seq, excluded.seq), committed_at = now()
-                    """, [siteID, marks.map(\.key.gateway), marks.map(\.key.boot), marks.map { Int64($0.value) }])
+                    """, [siteID, marks.map(\.key.gateway), marks.map(\.key.boot), marks.map { Int32($0.key.shard) },
+                          marks.map { Int64($0.value) }])
             }
             return quarantined
         }
@@ -77,8 +78,9 @@ extension AggregatorStore {
     /// none). After a failure whose outcome is unknown (the connection dropped around COMMIT) the
     /// writer reads it back: a write with a number up to it is stored and must not be written again.
     public func committedWrite(_ db: PostgresConnection) throws -> Int {
-        guard let row = try db.query("SELECT coalesce((state->>'writeNumber')::bigint, 0) FROM aggregator_state WHERE site_id = $1",
-                                     [siteID]).first else { return 0 }
+        guard let row = try db.query("""
+            SELECT coalesce((state->>'writeNumber')::bigint, 0) FROM aggregator_state WHERE site_id = $1 AND shards = $2
+            """, [siteID, checkpointKey]).first else { return 0 }
         return try row.int(0)
     }
 

@@ -9,10 +9,15 @@ import WaymarkPostgres
 /// Runs on the writer thread with that thread's `PostgresConnection`.
 public struct AggregatorStore: Sendable {
     public let siteID: String
-    /// Migrations of schema/ this aggregator needs (0001–0011).
-    static let requiredVersions = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    /// The `aggregator_state` row of this aggregator (`ShardOwnership.checkpointKey`; '' for the whole site).
+    public let checkpointKey: String
+    /// Migrations of schema/ this aggregator needs (0001–0013).
+    static let requiredVersions = Array(1...13)
 
-    public init(siteID: String) { self.siteID = siteID }
+    public init(siteID: String, checkpointKey: String = "") {
+        self.siteID = siteID
+        self.checkpointKey = checkpointKey
+    }
 
     /// Fails with a hint when `waymark db migrate` has not been run.
     public func checkSchema(_ db: PostgresConnection) throws {
@@ -80,8 +85,8 @@ public struct AggregatorStore: Sendable {
 
     public func load(_ db: PostgresConnection) throws -> Restored {
         var r = Restored()
-        for row in try db.query("SELECT gateway_id, boot, seq FROM gateway_progress WHERE site_id = $1", [siteID]).rows {
-            r.progress[.init(gateway: try row.string(0), boot: try row.string(1))] = try row.decode(UInt64.self, 2)
+        for row in try db.query("SELECT gateway_id, boot, shard, seq FROM gateway_progress WHERE site_id = $1", [siteID]).rows {
+            r.progress[.init(gateway: try row.string(0), boot: try row.string(1), shard: try row.int(2))] = try row.decode(UInt64.self, 3)
         }
         let decoder = JSONDecoder(), binary = CompactBinaryDecoder()
         // Binary checkpoints (schema 0005). A row with JSON `state` was last written by an
@@ -110,7 +115,8 @@ public struct AggregatorStore: Sendable {
             }
         }
         (r.notifierStates, r.undecodableNotifierStates) = try loadNotifierStates(db)
-        if let row = try db.query("SELECT state::text FROM aggregator_state WHERE site_id = $1", [siteID]).first {
+        if let row = try db.query("SELECT state::text FROM aggregator_state WHERE site_id = $1 AND shards = $2",
+                                  [siteID, checkpointKey]).first {
             r.state = try? decoder.decode(AggregatorCheckpoint.self, from: Data(try row.string(0).utf8))
         }
         return r

@@ -149,9 +149,16 @@ public struct Topics: Hashable, Sendable {
     public init(prefix: String) { self.prefix = prefix }
     public init(site: String) { self.prefix = "waymark/v1/\(site)" }
 
-    public func sightings(_ gateway: String) -> String { "\(prefix)/gateways/\(gateway)/sightings" }
+    /// A gateway's batches: `…/sightings` unsharded (`shard` nil), `…/sightings/<shard>` in a
+    /// sharded layout (`ShardLayout`).
+    public func sightings(_ gateway: String, shard: Int? = nil) -> String {
+        "\(prefix)/gateways/\(gateway)/sightings" + (shard.map { "/\($0)" } ?? "")
+    }
     public func status(_ gateway: String) -> String { "\(prefix)/gateways/\(gateway)/status" }
-    public func ack(_ gateway: String) -> String { "\(prefix)/gateways/\(gateway)/ack" }
+    /// The aggregator's acks to a gateway, per shard in a sharded layout like ``sightings(_:shard:)``.
+    public func ack(_ gateway: String, shard: Int? = nil) -> String {
+        "\(prefix)/gateways/\(gateway)/ack" + (shard.map { "/\($0)" } ?? "")
+    }
     public func deviceState(_ device: DeviceID) -> String { "\(prefix)/devices/\(device)/state" }
     public func deviceMonitored(_ device: DeviceID) -> String { "\(prefix)/devices/\(device)/monitored" }
     public var events: String { "\(prefix)/events" }
@@ -160,6 +167,10 @@ public struct Topics: Hashable, Sendable {
     /// The notifications about one device (QoS 1, not retained).
     public func deviceNotifications(_ device: DeviceID) -> String { "\(prefix)/devices/\(device)/notifications" }
     public var allSightings: String { "\(prefix)/gateways/+/sightings" }
+    /// Every gateway's batches of one shard.
+    public func allSightings(shard: Int) -> String { "\(prefix)/gateways/+/sightings/\(shard)" }
+    /// Every gateway's batches of every shard (`…/sightings/+`, not the unsharded topic).
+    public var allShardedSightings: String { "\(prefix)/gateways/+/sightings/+" }
     public var allStatus: String { "\(prefix)/gateways/+/status" }
 
     /// The gateway level of a `…/gateways/<gw>/<kind>` topic, or nil when it is not one.
@@ -169,5 +180,20 @@ public struct Topics: Hashable, Sendable {
         let rest = topic.dropFirst(head.count).split(separator: "/", omittingEmptySubsequences: false)
         guard rest.count == 2, !rest[0].isEmpty else { return nil }
         return (String(rest[0]), String(rest[1]))
+    }
+
+    /// A gateway topic with its shard level: `…/gateways/<gw>/<kind>` (shard nil) or
+    /// `…/gateways/<gw>/<kind>/<shard>` with a decimal shard below `ShardLayout.maxCount` written
+    /// without leading zeros. Nil for anything else.
+    public func gatewayTopic(_ topic: String) -> (gateway: String, kind: String, shard: Int?)? {
+        let head = prefix + "/gateways/"
+        guard topic.hasPrefix(head) else { return nil }
+        let rest = topic.dropFirst(head.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard rest.count == 2 || rest.count == 3, !rest[0].isEmpty else { return nil }
+        guard rest.count == 3 else { return (String(rest[0]), String(rest[1]), nil) }
+        let level = rest[2]
+        guard !level.isEmpty, level.count <= 4, level.allSatisfy(\.isASCII), level.allSatisfy(\.isNumber),
+              level == "0" || !level.hasPrefix("0"), let shard = Int(level), shard < ShardLayout.maxCount else { return nil }
+        return (String(rest[0]), String(rest[1]), shard)
     }
 }

@@ -63,6 +63,11 @@ extension EdgeConfig {
             }
             c.publishEncoding = encoding
         }
+        let shards = try layers.int("publish.shards", default: c.publishShards.count)
+        guard let layout = ShardLayout(count: shards) else {
+            throw ConfigLayers.ConfigError("publish.shards: \(shards) is not a shard count in 1…\(ShardLayout.maxCount) (1 = unsharded; use the count the site's aggregators are configured with)")
+        }
+        c.publishShards = layout
 
         c.statusIntervalS = try layers.double("status.interval_s", default: c.statusIntervalS)
         try check(c.statusIntervalS >= 1, "status.interval_s", "must be ≥ 1 second")

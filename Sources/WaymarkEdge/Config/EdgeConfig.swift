@@ -72,6 +72,11 @@ public struct EdgeConfig: Sendable, Equatable {
     /// `protobuf` (proto/waymark_batch.proto: smaller, and cheaper for the aggregator to decode).
     /// The aggregator reads both on the same topic; a spooled batch is resent as it was written.
     public var publishEncoding: BatchEncoding = .json
+    /// `publish.shards`: the site's shard count when several aggregators share its devices
+    /// (docs/scaling.md §1): one batch per shard and window on `…/sightings/<shard>`, each shard
+    /// with its own spool (`spool.dir/shard-K`) and acks. Every gateway of the site and every
+    /// aggregator must use the same count; 1 (the default) is unsharded.
+    public var publishShards = ShardLayout.single
 
     /// `status.interval_s`: republish the retained status this often (and on every change of state).
     public var statusIntervalS: Double = 10
@@ -95,7 +100,7 @@ public struct EdgeConfig: Sendable, Equatable {
         "replay.rate", "replay.event_interval_ms", "replay.exit_when_done", "replay.start_at",
     ] + MQTTSettings.keys + [
         "spool.dir", "spool.max_bytes", "spool.segment_batches", "spool.fsync", "spool.resend_after_s",
-        "publish.encoding", "status.interval_s", "metrics.host", "metrics.port", "log.level", "pseudonym_secret",
+        "publish.encoding", "publish.shards", "status.interval_s", "metrics.host", "metrics.port", "log.level", "pseudonym_secret",
     ]
 
     /// Keys whose values are never printed or logged.

@@ -5,69 +5,73 @@ import WaymarkProtobuf
 import WaymarkService
 
 extension EdgeAgent {
-    /// Write-before-publish: the batch goes to the spool, then everything due is sent.
-    /// Caller holds `lock`.
+    /// Write-before-publish: the window's batch (one per shard when sharded) goes to its lane's
+    /// spool, then everything due is sent. Caller holds `lock`.
     func spoolAndSendLocked(_ batch: SightingBatch) {
-        let payload = switch config.publishEncoding {
-        case .json: BatchCoding.encode(batch)
-        case .protobuf: ProtobufBatchCoding.encode(batch)
-        }
-        do {
-            try spool.append(payload, boot: batch.boot, seq: batch.seq)
-        } catch {
-            // No durable copy: still try to deliver it, and say so.
-            runtime.spoolErrors += 1
-            logOnceLocked("spool:\(error.errno)", level: .error, "spool write failed; publishing without a durable copy",
-                          [LogKey.error: "\(error)"])
-            if client.isConnected, (try? client.publish(topic: topics.sightings(config.gateway), payload: payload, qos: 1)) != nil {
-                return
+        for (k, part) in lanes.route(batch) {
+            let lane = lanes.lanes[k]
+            let payload = switch config.publishEncoding {
+            case .json: BatchCoding.encode(part)
+            case .protobuf: ProtobufBatchCoding.encode(part)
             }
-            runtime.publishErrors += 1
-            return
+            do {
+                try lane.spool.append(payload, boot: part.boot, seq: part.seq)
+            } catch {
+                // No durable copy: still try to deliver it, and say so.
+                runtime.spoolErrors += 1
+                logOnceLocked("spool:\(error.errno)", level: .error, "spool write failed; publishing without a durable copy",
+                              [LogKey.error: "\(error)"])
+                if !client.isConnected || (try? client.publish(topic: lane.sightingsTopic, payload: payload, qos: 1)) == nil {
+                    runtime.publishErrors += 1
+                }
+            }
         }
         sendDueLocked(now: Date().timeIntervalSince1970)
     }
 
     /// Publishes spooled batches that are new or whose ack is overdue, within the in-flight
-    /// window. Caller holds `lock`.
+    /// window, lane by lane. Caller holds `lock`.
     func sendDueLocked(now: Double) {
         guard client.isConnected else { return }
-        let room = config.mqtt.maxInflight - client.unacknowledgedCount
-        guard room > 0 else { return }
-        let topic = topics.sightings(config.gateway)
-        for entry in spool.takeDue(now: now, resendAfter: config.spoolResendAfterS, limit: room) {
-            let isResend = entry.sentAt != nil || entry.payload == nil
-            let payload: [UInt8]
-            do { payload = try spool.payload(of: entry) } catch {
-                runtime.spoolErrors += 1
-                logOnceLocked("spool-read", level: .error, "cannot read a spooled batch", [LogKey.error: "\(error)"])
-                continue
-            }
-            do {
-                let id = try client.publish(topic: topic, payload: payload, qos: 1)
-                batchMessageIDs.insert(id)
-                if isResend { runtime.resent += 1 }
-            } catch {
-                runtime.publishErrors += 1
-                spool.markUnsent(boot: entry.boot, seq: entry.seq)
-                logOnceLocked("publish:\(error.kind)", level: .warning, "publish failed; the batch stays spooled",
-                              [LogKey.error: "\(error)"])
-                break
+        for lane in lanes.lanes {
+            let room = config.mqtt.maxInflight - client.unacknowledgedCount
+            guard room > 0 else { return }
+            for entry in lane.spool.takeDue(now: now, resendAfter: config.spoolResendAfterS, limit: room) {
+                let isResend = entry.sentAt != nil || entry.payload == nil
+                let payload: [UInt8]
+                do { payload = try lane.spool.payload(of: entry) } catch {
+                    runtime.spoolErrors += 1
+                    logOnceLocked("spool-read", level: .error, "cannot read a spooled batch", [LogKey.error: "\(error)"])
+                    continue
+                }
+                do {
+                    let id = try client.publish(topic: lane.sightingsTopic, payload: payload, qos: 1)
+                    batchMessageIDs.insert(id)
+                    if isResend { runtime.resent += 1 }
+                } catch {
+                    runtime.publishErrors += 1
+                    lane.spool.markUnsent(boot: entry.boot, seq: entry.seq)
+                    logOnceLocked("publish:\(error.kind)", level: .warning, "publish failed; the batch stays spooled",
+                                  [LogKey.error: "\(error)"])
+                    return
+                }
             }
         }
     }
 
-    /// Applies queued aggregator acks. Caller holds `lock`.
+    /// Applies queued aggregator acks, each to the lane of its topic. Caller holds `lock`.
     func applyAcksLocked() {
         guard !ackInbox.isEmpty else { return }
         let inbox = ackInbox
         ackInbox.removeAll()
-        for payload in inbox {
+        for (topic, payload) in inbox {
+            guard let k = lanes.lane(forAckTopic: topic) else { continue }
             guard let ack = try? JSONDecoder().decode(GatewayAck.self, from: Data(payload)) else {
                 runtime.invalidAcks += 1
                 logOnceLocked("bad-ack", level: .warning, "ignoring an ack that is not {\"boot\":…,\"seq\":…}", [:])
                 continue
             }
+            let spool = lanes.lanes[k].spool
             let removed = spool.acknowledge(boot: ack.boot, seq: ack.seq)
             runtime.acked += removed
             if removed > 0 { statusDirty = true }
@@ -79,7 +83,7 @@ extension EdgeAgent {
     /// The retained status (online, or offline for the will and at shutdown).
     func statusPayloadLocked(_ state: GatewayStatus.State) -> [UInt8] {
         let status = GatewayStatus(state: state, gateway: config.gateway, version: Self.version, boot: boot,
-                                   spoolDepth: spool.depth, spoolDropped: spool.dropped, scan: scanState.statusText,
+                                   spoolDepth: lanes.depth, spoolDropped: lanes.dropped, scan: scanState.statusText,
                                    t: Date().timeIntervalSince1970)
         return (try? Array(JSONEncoder().encode(status))) ?? []
     }

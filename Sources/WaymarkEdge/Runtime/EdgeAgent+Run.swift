@@ -12,7 +12,7 @@ extension EdgeAgent {
     public func run() async throws {
         do { try start() } catch {
             client.close()
-            lock.withLock { spool.close() }
+            lock.withLock { lanes.close() }
             throw error
         }
         await withGracefulShutdownHandler {
@@ -29,11 +29,11 @@ extension EdgeAgent {
 
     /// MQTT handlers (they only queue and flag), will, connect, source thread.
     func start() throws {
-        let ackTopic = topics.ack(config.gateway)
+        let ackTopics = Set(lanes.lanes.map(\.ackTopic))
         client.onEvent = { [weak self] event in self?.handle(event) }
         client.onMessage = { [weak self] message in
-            guard let self, message.topic == ackTopic else { return }
-            self.lock.withLock { self.ackInbox.append(message.payload) }
+            guard let self, ackTopics.contains(message.topic) else { return }
+            self.lock.withLock { self.ackInbox.append((message.topic, message.payload)) }
         }
         client.onPublish = { [weak self] id in
             guard let self else { return }
@@ -44,10 +44,11 @@ extension EdgeAgent {
         var connection = try config.connection()
         connection.will = .init(topic: topics.status(config.gateway), payload: lock.withLock { statusPayloadLocked(.offline) },
                                 qos: 1, retain: true)
-        try client.subscribe(ackTopic, qos: 1)
+        for topic in ackTopics.sorted() { try client.subscribe(topic, qos: 1) }
         try client.connect(connection)
         logger.info("starting", metadata: [
-            "source": "\(source.name)", "broker": "\(connection)", "spool": "\(config.spoolDir)", "version": "\(Self.version)"])
+            "source": "\(source.name)", "broker": "\(connection)", "spool": "\(config.spoolDir)", "version": "\(Self.version)",
+            "shards": "\(config.publishShards.count)"])
 
         let thread = Thread { [self] in
             do {
@@ -94,7 +95,7 @@ extension EdgeAgent {
             publishStatusIfDueLocked(now: now)
             if stopRequested || sourceError != nil { return true }
             if config.replayExitWhenDone, sourceFinished, client.isConnected, client.unacknowledgedCount == 0,
-               spool.entries.allSatisfy({ $0.sentAt != nil }) {
+               lanes.allSent {
                 return true
             }
             return false
@@ -122,7 +123,7 @@ extension EdgeAgent {
             while client.isConnected && client.unacknowledgedCount > 0 && Date() < done { Thread.sleep(forTimeInterval: 0.01) }
         }
         client.close()
-        lock.withLock { spool.close() }
+        lock.withLock { lanes.close() }
         updateMetrics()
         let s = snapshot()
         logger.info("stopped", metadata: [

@@ -20,8 +20,8 @@ extension EdgeAgent {
     }
 
     func snapshotLocked() -> EdgeSnapshot {
-        EdgeSnapshot(pipeline: pipeline.counters, runtime: runtime, spoolDepth: spool.depth, spoolBytes: spool.totalBytes,
-                     spoolDropped: spool.dropped, spoolDamaged: spool.damagedRegions, spoolRecovered: spool.recovered,
+        EdgeSnapshot(pipeline: pipeline.counters, runtime: runtime, spoolDepth: lanes.depth, spoolBytes: lanes.totalBytes,
+                     spoolDropped: lanes.dropped, spoolDamaged: lanes.damagedRegions, spoolRecovered: lanes.recovered,
                      connected: client.isConnected, scan: scanState, sourceFinished: sourceFinished,
                      nextSeq: pipeline.windower.nextSeq)
     }

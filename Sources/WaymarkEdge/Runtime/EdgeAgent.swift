@@ -33,13 +33,15 @@ public final class EdgeAgent: Service, SightingSink, @unchecked Sendable {
 
     let lock = NSLock()
     var pipeline: EdgePipeline
-    let spool: Spool
+    /// One spool and topic pair per shard (one unsharded).
+    var lanes: PublishLanes
     var runtime = EdgeRuntimeCounters()
     var scanState: SourceState = .starting
     var statusDirty = true
     var lastStatusAt = 0.0
     var connectedOnce = false
-    var ackInbox: [[UInt8]] = []
+    /// Acks received (their topic tells the lane), applied on the next tick.
+    var ackInbox: [(topic: String, payload: [UInt8])] = []
     /// Message ids of batch publishes awaiting PUBACK (status publishes are not counted).
     var batchMessageIDs: Set<Int32> = []
     var sourceFinished = false
@@ -72,15 +74,18 @@ public final class EdgeAgent: Service, SightingSink, @unchecked Sendable {
         self.metrics = registry.map(EdgeMetrics.init(registry:))
         self.pipeline = EdgePipeline(gateway: config.gateway, boot: self.boot, window: config.windowS, rules: site.tracking,
                                      pseudonymSecret: config.pseudonymSecret)
-        self.spool = try Spool(.init(directory: config.spoolDir, maxBytes: config.spoolMaxBytes,
-                                     segmentBatches: config.spoolSegmentBatches, fsync: config.spoolFsync))
+        self.lanes = try PublishLanes(
+            layout: config.publishShards,
+            spool: .init(directory: config.spoolDir, maxBytes: config.spoolMaxBytes, segmentBatches: config.spoolSegmentBatches,
+                         fsync: config.spoolFsync),
+            topics: topics, gateway: config.gateway)
         self.client = try MQTTClient(.init(
             clientID: config.clientID, cleanSession: true, maxInflight: config.mqtt.maxInflight,
             maxQueued: max(config.mqtt.maxInflight * 4, 100), reconnectDelay: config.mqtt.reconnectMinS,
             reconnectDelayMax: config.mqtt.reconnectMaxS, exponentialBackoff: true))
-        if spool.recovered > 0 || spool.damagedRegions > 0 {
+        if lanes.recovered > 0 || lanes.damagedRegions > 0 {
             log.notice("spool read back", metadata: [
-                "batches": .stringConvertible(spool.recovered), "damaged_regions": .stringConvertible(spool.damagedRegions)])
+                "batches": .stringConvertible(lanes.recovered), "damaged_regions": .stringConvertible(lanes.damagedRegions)])
         }
         if site.tracking.isEmpty {
             log.warning("the site file's tracking rules are empty: no device will be reported (add tracking: macs / ibeacon_uuids / …)")

@@ -6,9 +6,17 @@ public struct SpoolError: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var errno: Int32
     public var hint: String
+    /// A fault of the spool's contents rather than of a system call (then the whole description).
+    public var message: String?
 
     public var description: String {
-        "spool: \(operation) '\(path)' failed: \(String(cString: strerror(errno))) (errno \(errno)); \(hint)"
+        if let message { return "spool: " + message }
+        return "spool: \(operation) '\(path)' failed: \(String(cString: strerror(errno))) (errno \(errno)); \(hint)"
+    }
+
+    /// The spool directory holds batches of another shard layout (`PublishLanes`).
+    static func layout(_ message: String) -> SpoolError {
+        SpoolError(operation: "open", path: "", errno: 0, hint: "", message: message)
     }
 
     static func system(_ operation: String, _ path: String, _ code: Int32 = Foundation.errno) -> SpoolError {

@@ -27,7 +27,9 @@ struct SimulateCommand: ParsableCommand {
         the aggregator acks it (re-sending after --resend-after seconds), and maintains each gateway's \
         retained status (offline during --offline outages and at the end). Unless --start is given, \
         the simulated period is placed so that it ends when the publishing does: batch times are \
-        never ahead of the wall clock.
+        never ahead of the wall clock. With --shards N (several aggregators, docs/scaling.md) each \
+        window goes out as one batch per shard on …/sightings/<shard>, acked per shard, as \
+        waymark-edge with publish.shards N sends it.
         """)
 
     @Option(help: "The site file (YAML).") var site: String
@@ -69,6 +71,8 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "With --publish: re-send a batch the aggregator has not acked after this many seconds.")
     var resendAfter: Double = 30
     @Option(help: "With --publish: at the end, wait this many seconds for the aggregator's acks.") var ackWait: Double = 60
+    @Option(help: "With --publish: the site's shard count (publish.shards of waymark-edge; 1 = unsharded).")
+    var shards: Int = 1
     @Flag(help: "No progress on stderr.") var quiet = false
 
     func run() throws {
@@ -78,12 +82,16 @@ struct SimulateCommand: ParsableCommand {
             guard batches == nil else { throw ValidationError("--batches and --publish cannot be combined; run them separately") }
             guard speedup >= 0, speedup.isFinite else { throw ValidationError("--speedup must be 0 (as fast as possible) or more") }
             guard resendAfter > 0, ackWait >= 0 else { throw ValidationError("--resend-after must be > 0 and --ack-wait ≥ 0") }
+            guard ShardLayout(count: shards) != nil else {
+                throw ValidationError("--shards must be 1 (unsharded) … \(ShardLayout.maxCount), the aggregators' shards.count")
+            }
             if start == nil {
                 let now = Date().timeIntervalSince1970.rounded(.down)
                 parameters.start = speedup > 0 ? now - parameters.duration * (1 - 1 / max(speedup, 1)) : now - parameters.duration
             }
             return try runPublishing(loaded, parameters, url: publish)
         }
+        guard shards == 1 else { throw ValidationError("--shards needs --publish (files hold whole windows; the aggregators split them)") }
         guard let sightings else { throw ValidationError("--sightings FILE is required (unless --publish is given)") }
         let began = Date()
         let scenario: Scenario
@@ -115,9 +123,11 @@ struct SimulateCommand: ParsableCommand {
             throw ValidationError(error.description)
         }
         if let truth { try SimulationOutput.writeTruth(scenario: scenario, path: truth) }
-        let gateways = try SimulatedGateways(scenario: scenario, options: .init(
+        var options = SimulatedGateways.Options(
             connection: connection, clientID: "waymark-simulate-\(ProcessInfo.processInfo.processIdentifier)",
-            topicPrefix: topicPrefix, speedup: speedup, resendAfterS: resendAfter))
+            topicPrefix: topicPrefix, speedup: speedup, resendAfterS: resendAfter)
+        options.shards = ShardLayout(count: shards) ?? .single
+        let gateways = try SimulatedGateways(scenario: scenario, options: options)
         if !quiet {
             printError("simulate: publishing \(loaded.gateways.count) gateways to \(connection) under \(gateways.topics.prefix)/gateways/, "
                        + (speedup > 0 ? "\(speedup)× real time" : "as fast as possible"))

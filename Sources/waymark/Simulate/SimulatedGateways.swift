@@ -10,6 +10,10 @@ import WaymarkSimulation
 /// a batch is kept until the aggregator's cumulative ack covers it, and re-sent when no ack came
 /// within `resendAfterS`.
 ///
+/// With a sharded layout (`--shards N`, docs/scaling.md §1) each window's batch goes out as one
+/// batch per shard on `…/sightings/<shard>`, each shard with its own sequence numbers, pending
+/// list and acks (`…/ack/<shard>`), as `waymark-edge` with `publish.shards` does.
+///
 /// Batches are paced so simulated time runs `speedup` times faster than the wall clock from the
 /// first batch on (0: as fast as the broker takes them).
 final class SimulatedGateways: @unchecked Sendable {
@@ -23,8 +27,10 @@ final class SimulatedGateways: @unchecked Sendable {
         /// window paces its spool: a backlog goes out paced, not all at once.
         var maxResendsPerScan = 20
         var statusIntervalS = 10.0
-        /// Unacked batches kept per gateway (like the edge's spool limit); the oldest go first.
+        /// Unacked batches kept per gateway and shard (like the edge's spool limit); the oldest go first.
         var maxUnackedPerGateway = 50_000
+        /// The site's shard layout (unsharded by default).
+        var shards = ShardLayout.single
     }
 
     struct Summary: Sendable {
@@ -47,7 +53,11 @@ final class SimulatedGateways: @unchecked Sendable {
     let topics: Topics
     private let client: MQTTClient
     private let lock = NSLock()
+    /// Per stream, gateway-major: stream `g × shards + k` is gateway g's shard k.
     private var pending: [[Pending]]
+    /// The next sequence number of each stream within its gateway's current boot (sharded only:
+    /// unsharded batches keep the simulator's own numbers).
+    private var nextSeq: [UInt64]
     private var totals = Summary()
     private var droppedPerGateway: [Int]
     private var online: [Bool]
@@ -62,13 +72,14 @@ final class SimulatedGateways: @unchecked Sendable {
         self.options = options
         topics = options.topicPrefix.map(Topics.init(prefix:)) ?? Topics(site: scenario.site.id)
         let n = scenario.site.gateways.count
-        pending = Array(repeating: [], count: n)
+        pending = Array(repeating: [], count: n * options.shards.count)
+        nextSeq = Array(repeating: 1, count: n * options.shards.count)
         droppedPerGateway = Array(repeating: 0, count: n)
         online = Array(repeating: true, count: n)
         boots = Array(repeating: nil, count: n)
         client = try MQTTClient(.init(clientID: options.clientID, maxInflight: 100, maxQueued: 0))
         client.onMessage = { [weak self] message in self?.handle(message) }
-        _ = try client.subscribe(topics.prefix + "/gateways/+/ack", qos: 1)
+        _ = try client.subscribe(topics.prefix + (options.shards.isSharded ? "/gateways/+/ack/+" : "/gateways/+/ack"), qos: 1)
         try client.connect(options.connection)
         try client.waitUntilConnected(timeout: 15)
     }
@@ -85,21 +96,31 @@ final class SimulatedGateways: @unchecked Sendable {
         let g = batch.gateway
         let trueEnd = batch.end - scenario.clockSkewS[g]
         try pace(until: trueEnd)
-        let payload = Array(try encoder.encode(batch.wireBatch(scenario: scenario)))
+        let wire = batch.wireBatch(scenario: scenario)
         lock.lock(); defer { lock.unlock() }
         try followOutagesLocked(simTime: trueEnd)
+        let shards = options.shards.count
         if boots[g] != batch.boot {  // a (re)started agent announces its boot
             boots[g] = batch.boot
             online[g] = true
+            for k in 0..<shards { nextSeq[g * shards + k] = 1 }
             try publishStatusLocked(g, .online, simTime: trueEnd)
         }
-        pending[g].append(Pending(boot: batch.boot, seq: batch.seq, payload: payload, end: batch.end, sentAt: nil))
-        if pending[g].count > options.maxUnackedPerGateway {
-            pending[g].removeFirst()
-            droppedPerGateway[g] += 1
-            totals.dropped += 1
+        for (k, var part) in options.shards.split(wire).enumerated() {
+            let stream = g * shards + k
+            if options.shards.isSharded {
+                part.seq = nextSeq[stream]
+                nextSeq[stream] += 1
+            }
+            let payload = Array(try encoder.encode(part))
+            pending[stream].append(Pending(boot: batch.boot, seq: part.seq, payload: payload, end: batch.end, sentAt: nil))
+            if pending[stream].count > options.maxUnackedPerGateway {
+                pending[stream].removeFirst()
+                droppedPerGateway[g] += 1
+                totals.dropped += 1
+            }
+            try sendLocked(stream, pending[stream].count - 1)
         }
-        try sendLocked(g, pending[g].count - 1)
         try serviceLocked(simTime: trueEnd)
     }
 
@@ -163,7 +184,7 @@ final class SimulatedGateways: @unchecked Sendable {
         // as gateways working side by side would deliver their backlogs, not one gateway's after
         // another's.
         var due: [(end: Double, g: Int, i: Int, resend: Bool)] = []
-        for g in pending.indices {
+        for g in pending.indices {  // per stream
             var resends = 0
             for i in pending[g].indices {
                 guard let sent = pending[g][i].sentAt else { due.append((pending[g][i].end, g, i, false)); continue }
@@ -197,9 +218,11 @@ final class SimulatedGateways: @unchecked Sendable {
         }
     }
 
+    /// Sends stream `g`'s pending batch `i`.
     private func sendLocked(_ g: Int, _ i: Int) throws {
         guard client.isConnected else { return }  // stays pending; sent after the reconnect
-        let topic = topics.sightings(scenario.site.gateways[g].id)
+        let shards = options.shards
+        let topic = topics.sightings(scenario.site.gateways[g / shards.count].id, shard: shards.isSharded ? g % shards.count : nil)
         _ = try client.publish(topic: topic, payload: pending[g][i].payload, qos: 1)
         if pending[g][i].sentAt == nil { totals.published += 1 }
         pending[g][i].sentAt = Date().timeIntervalSince1970
@@ -209,15 +232,19 @@ final class SimulatedGateways: @unchecked Sendable {
         guard client.isConnected else { return }
         let id = scenario.site.gateways[g].id
         let status = GatewayStatus(state: state, gateway: id, version: "simulated", boot: boots[g],
-                                   spoolDepth: pending[g].count, spoolDropped: droppedPerGateway[g],
+                                   spoolDepth: pending[(g * options.shards.count)..<((g + 1) * options.shards.count)].reduce(0) { $0 + $1.count },
+                                   spoolDropped: droppedPerGateway[g],
                                    scan: state == .online ? "replay" : "off", t: simTime)
         _ = try client.publish(topic: topics.status(id), payload: Array(try encoder.encode(status)), qos: 1, retain: true)
     }
 
     private func handle(_ message: MQTTMessage) {
-        guard let (gateway, kind) = topics.gateway(inTopic: message.topic), kind == "ack",
+        let shards = options.shards
+        guard let (gateway, kind, shard) = topics.gatewayTopic(message.topic), kind == "ack",
+              shards.isSharded == (shard != nil), (shard ?? 0) < shards.count,
               let ack = try? JSONDecoder().decode(GatewayAck.self, from: Data(message.payload)),
-              let g = scenario.site.gatewayIndex(gateway) else { return }
+              let gw = scenario.site.gatewayIndex(gateway) else { return }
+        let g = gw * shards.count + (shard ?? 0)  // the stream
         lock.lock(); defer { lock.unlock() }
         let before = pending[g].count
         pending[g].removeAll { $0.boot == ack.boot && $0.seq <= ack.seq }

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+import WaymarkCore
+import WaymarkFusion
+@testable import WaymarkAggregator
+
+/// An aggregator that owns some shards of a sharded site (docs/scaling.md §1), pure core.
+@Suite struct ShardedCoreTests {
+    let topics = Topics(site: "line")
+    let layout = ShardLayout(count: 2)!
+
+    func core(owning owned: [Int]?, workers: Int = 1) throws -> AggregatorCore {
+        var settings = AggregatorCore.Settings(clock: .recorded)
+        settings.fusionWorkers = workers
+        if let owned { settings.shards = try ShardOwnership.make(layout: layout, owned: owned).get() }
+        return AggregatorCore(site: try LineVenue.site(count: 4), topics: topics, settings: settings)
+    }
+
+    func entry(_ device: DeviceID, at t: Double) -> SightingBatch.Entry {
+        SightingBatch.Entry(device: device, count: 1, rssiMax: -60, rssiMean: -60, rssiLast: -60, tx: nil, first: t, last: t + 0.5)
+    }
+
+    /// LineVenue devices in shard `k`.
+    func devices(inShard k: Int, count: Int = 2) -> [DeviceID] {
+        Array((0..<64).map(LineVenue.device).filter { layout.shard(of: $0) == k }.prefix(count))
+    }
+
+    func payload(_ b: SightingBatch) throws -> [UInt8] { Array(try JSONEncoder().encode(b)) }
+
+    @Test("an owned shard's batches are taken and acked on its shard's ack topic; each shard numbers its own batches")
+    func ownedShard() throws {
+        var c = try core(owning: [0, 1])
+        let t = 1_700_000_000.0
+        for k in 0..<2 {
+            let b = SightingBatch(gateway: "gw-1", boot: "b", seq: 1, start: t, end: t + 1,
+                                  sightings: devices(inShard: k).map { entry($0, at: t) })
+            #expect(c.handle(topic: topics.sightings("gw-1", shard: k), payload: try payload(b), receivedAt: t + 1.5) == .accepted(sightings: 2))
+        }
+        let sealed = c.sealWrite()
+        let write = try #require(sealed)
+        #expect(write.progress == [.init(gateway: "gw-1", boot: "b", shard: 0): 1, .init(gateway: "gw-1", boot: "b", shard: 1): 1])
+        let acks = c.committed(write)
+        #expect(acks.map(\.topic) == [topics.ack("gw-1", shard: 0), topics.ack("gw-1", shard: 1)])
+        let again = SightingBatch(gateway: "gw-1", boot: "b", seq: 1, start: t, end: t + 1, sightings: devices(inShard: 1).map { entry($0, at: t) })
+        #expect(c.handle(topic: topics.sightings("gw-1", shard: 1), payload: try payload(again), receivedAt: t + 3)
+                == .duplicate(gateway: "gw-1", ack: GatewayAck(boot: "b", seq: 1), shard: 1))
+        #expect(c.ackPublication(gateway: "gw-1", shard: 1, GatewayAck(boot: "b", seq: 1)).topic == topics.ack("gw-1", shard: 1))
+    }
+
+    @Test("batches of another layout or shard are refused as shard_mismatch, not acked")
+    func mismatches() throws {
+        var c = try core(owning: [1])
+        let t = 1_700_000_000.0
+        let mine = SightingBatch(gateway: "gw-1", boot: "b", seq: 1, start: t, end: t + 1, sightings: devices(inShard: 1).map { entry($0, at: t) })
+        var stray = mine
+        stray.sightings.append(entry(devices(inShard: 0)[0], at: t))
+        let now = t + 1.5
+        #expect(c.handle(topic: topics.sightings("gw-1"), payload: try payload(mine), receivedAt: now) == .rejected(.shardMismatch, gateway: "gw-1"))
+        #expect(c.handle(topic: topics.sightings("gw-1", shard: 0), payload: try payload(mine), receivedAt: now) == .rejected(.shardMismatch, gateway: "gw-1"))
+        #expect(c.handle(topic: topics.sightings("gw-1", shard: 1), payload: try payload(stray), receivedAt: now) == .rejected(.shardMismatch, gateway: "gw-1"))
+        #expect(c.handle(topic: topics.sightings("gw-1", shard: 1), payload: try payload(mine), receivedAt: now) == .accepted(sightings: 2))
+        let sealed = c.sealWrite()
+        let write = try #require(sealed)
+        #expect(write.progress == [.init(gateway: "gw-1", boot: "b", shard: 1): 1])
+        #expect(write.rejections.values.reduce(0, +) == 3 && Set(write.rejections.keys.map(\.reason)) == [.shardMismatch])
+
+        var unsharded = try core(owning: nil)
+        #expect(unsharded.handle(topic: topics.sightings("gw-1", shard: 0), payload: try payload(mine), receivedAt: now)
+                == .rejected(.shardMismatch, gateway: "gw-1"))
+        #expect(unsharded.handle(topic: topics.sightings("gw-1"), payload: try payload(stray), receivedAt: now) == .accepted(sightings: 3))
+    }
+
+    @Test("two aggregators on the two shards record together what one aggregator with two fusion workers records")
+    func twoShardsMatchTwoWorkers() throws {
+        let batches = LineWalk.batches(LineWalk.records(devices: 8, path: [0, 1, 2, 3, 2, 1], dwell: 30, start: 1_700_000_000, regions: 4))
+        var owners = [try core(owning: [0]), try core(owning: [1])]
+        var whole = try core(owning: nil, workers: 2)
+        var seqs: [String: UInt64] = [:]
+        var sharded: [WriteBatch] = [], reference: [WriteBatch] = []
+        for (i, b) in batches.enumerated() {
+            #expect(whole.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1) == .accepted(sightings: b.sightings.count))
+            for (k, var part) in layout.split(b).enumerated() {
+                part.seq = seqs["\(b.gateway)/\(k)", default: 1]
+                seqs["\(b.gateway)/\(k)"] = part.seq + 1
+                #expect(owners[k].handle(topic: topics.sightings(b.gateway, shard: k), payload: try payload(part), receivedAt: b.end + 1)
+                        == .accepted(sightings: part.sightings.count))
+            }
+            if i % 40 == 39 {
+                if let w = whole.sealWrite() { reference.append(w) }
+                for k in 0..<2 { if let w = owners[k].sealWrite() { sharded.append(w) } }
+            }
+        }
+        if let w = whole.sealWrite() { reference.append(w) }
+        for k in 0..<2 { if let w = owners[k].sealWrite() { sharded.append(w) } }
+        let describe = { (writes: [WriteBatch]) in
+            (writes.flatMap(\.visits).map { "\($0)" }.sorted(), writes.flatMap(\.transitions).map { "\($0)" }.sorted())
+        }
+        let (visits, transitions) = describe(sharded)
+        #expect(!visits.isEmpty && !transitions.isEmpty)
+        #expect(visits == describe(reference).0)
+        #expect(transitions == describe(reference).1)
+        // Both shards hold devices, and each owner checkpoints only its own.
+        let checkpointed = sharded.flatMap(\.checkpoints).map(\.device)
+        #expect(Set(checkpointed.map(layout.shard(of:))) == [0, 1])
+        for k in 0..<2 { #expect(owners[k].fusion.deviceCount == checkpointed.filter { layout.shard(of: $0) == k }.count(unique: true)) }
+    }
+
+    @Test("a restart restores only the owned shards' devices and marks, and records gateway status only with shard 0")
+    func restoreAndStatus() throws {
+        let t = 1_700_000_000.0
+        var all = try core(owning: [0, 1])
+        for k in 0..<2 {
+            let b = SightingBatch(gateway: "gw-1", boot: "b", seq: 1, start: t, end: t + 1, sightings: devices(inShard: k).map { entry($0, at: t) })
+            _ = all.handle(topic: topics.sightings("gw-1", shard: k), payload: try payload(b), receivedAt: t + 1.5)
+        }
+        let sealed = all.sealWrite()
+        let write = try #require(sealed)
+        #expect(write.checkpoints.count == 4)
+        var second = try core(owning: [1])
+        second.restore(devices: write.checkpoints, progress: write.progress, state: nil)
+        #expect(second.progress.committed == [.init(gateway: "gw-1", boot: "b", shard: 1): 1])
+        #expect(second.fusion.deviceCount == 2)
+        let status = Array(#"{"state":"online","gateway":"gw-1","boot":"b","t":1700000002}"#.utf8)
+        #expect(second.handle(topic: topics.status("gw-1"), payload: status, receivedAt: t + 2) == .status(gateway: "gw-1"))
+        #expect(second.sealWrite()?.statuses.isEmpty ?? true)
+        var first = try core(owning: [0])
+        #expect(first.handle(topic: topics.status("gw-1"), payload: status, receivedAt: t + 2) == .status(gateway: "gw-1"))
+        #expect(first.sealWrite()?.statuses.count == 1)
+    }
+}
+
+private extension Array where Element: Hashable {
+    func count(unique: Bool) -> Int { unique ? Set(self).count : count }
+}
