@@ -40,18 +40,21 @@ struct DeployBridgeTests {
 
         let aggregator = try central.connection(DeployBroker.aggregatorUser, tls: true)
         let gatewayA = try site.connection(DeployBroker.gatewayUser("gw-a"), tls: true)
-        let aggTopics = ["\(p)/gateways/+/sightings", "\(p)/gateways/+/status"]
+        let aggTopics = ["\(p)/gateways/+/sightings/#", "\(p)/gateways/+/status"]
+        let gatewayTopics = ["\(p)/gateways/gw-a/ack/#"]
         try central.openSession(aggregator, clientID: "agg", topics: aggTopics)
-        try site.openSession(gatewayA, clientID: "gw-a", topics: ["\(p)/gateways/gw-a/ack"])
+        try site.openSession(gatewayA, clientID: "gw-a", topics: gatewayTopics)
 
-        // Site → central: a batch, and the retained status.
+        // Site → central: a batch (and one of shard 1, as a sharded gateway sends), and the retained status.
         try site.publish(gatewayA, topic: "\(p)/gateways/gw-a/sightings", "batch-1")
+        try site.publish(gatewayA, topic: "\(p)/gateways/gw-a/sightings/1", "shard-batch-1")
         try site.publish(gatewayA, topic: "\(p)/gateways/gw-a/status", "online", retain: true)
         var got: [String] = []
-        for _ in 0..<10 where !got.contains("\(p)/gateways/gw-a/sightings batch-1") {
+        for _ in 0..<10 where !got.contains("\(p)/gateways/gw-a/sightings batch-1") || !got.contains("\(p)/gateways/gw-a/sightings/1 shard-batch-1") {
             got += try central.collect(aggregator, clientID: "agg", topics: aggTopics, skipRetained: true)
         }
         #expect(got.filter { $0 == "\(p)/gateways/gw-a/sightings batch-1" }.count == 1, "\(got)")
+        #expect(got.filter { $0 == "\(p)/gateways/gw-a/sightings/1 shard-batch-1" }.count == 1, "\(got)")
         #expect(got.contains("\(p)/gateways/gw-a/status online"), "\(got)")
         // A later subscriber on the central broker still gets the status: it is retained there.
         let retained = try DeployCommand.run("mosquitto_sub", aggregator + ["-v", "-W", "2", "-C", "1", "-t", "\(p)/gateways/gw-a/status"])
@@ -61,12 +64,14 @@ struct DeployBridgeTests {
         // The bridge account itself may not write acks (it only carries the aggregator's).
         let asBridge = try central.connection(bridgeUser, tls: true)
         try central.publish(asBridge, topic: "\(p)/gateways/gw-a/ack", "forged-by-bridge")
+        try central.publish(asBridge, topic: "\(p)/gateways/gw-a/ack/1", "forged-by-bridge")
         try central.publish(aggregator, topic: "\(p)/gateways/gw-a/ack", "ack-1")
+        try central.publish(aggregator, topic: "\(p)/gateways/gw-a/ack/1", "shard-ack-1")
         var acks: [String] = []
-        for _ in 0..<10 where !acks.contains("\(p)/gateways/gw-a/ack ack-1") {
-            acks += try site.collect(gatewayA, clientID: "gw-a", topics: ["\(p)/gateways/gw-a/ack"])
+        for _ in 0..<10 where acks.count < 2 {
+            acks += try site.collect(gatewayA, clientID: "gw-a", topics: gatewayTopics)
         }
-        #expect(acks == ["\(p)/gateways/gw-a/ack ack-1"])
+        #expect(acks.sorted() == ["\(p)/gateways/gw-a/ack ack-1", "\(p)/gateways/gw-a/ack/1 shard-ack-1"])
         // Nor may it write device state or another site's batches.
         try central.openSession(reader, clientID: "app", topics: ["\(p)/devices/#", "waymark/v1/other/#"])
         try central.publish(asBridge, topic: "\(p)/devices/mac:aa-bb-cc-dd-ee-ff/state", "forged-state")

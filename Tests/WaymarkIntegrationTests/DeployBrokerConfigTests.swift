@@ -53,8 +53,10 @@ struct DeployBrokerConfigTests {
                           "gw.g1@s2", "aggregator@s2", "reader@s2", "homeassistant@s2", "bridge@s2"])
         #expect(!passwd.contains(before.trimmingCharacters(in: .newlines)), "passwd must hold hashes, not passwords")
         let acl = try String(contentsOf: out.appendingPathComponent("acl"), encoding: .utf8)
-        #expect(acl.contains("user gw.g1@s2\ntopic write waymark/v1/s2/gateways/g1/sightings\n"))
-        #expect(acl.contains("user aggregator@s1\ntopic read waymark/v1/s1/gateways/+/sightings\n"))
+        #expect(acl.contains("user gw.g1@s2\ntopic write waymark/v1/s2/gateways/g1/sightings/#\n"))
+        #expect(acl.contains("topic read waymark/v1/s2/gateways/g1/ack/#\n"), "a gateway's acks, each shard's too")
+        #expect(acl.contains("user aggregator@s1\ntopic read waymark/v1/s1/gateways/+/sightings/#\n"))
+        #expect(acl.contains("topic write waymark/v1/s1/gateways/+/ack/#\n"))
         #expect(acl.contains("topic write waymark/v1/s1/aggregator/status\n"), "the aggregator's status and last will")
         #expect(acl.contains("""
             user homeassistant@s1

@@ -8,9 +8,10 @@
 # It is Mosquitto's own bridge (no Waymark process in between), with these topics, for the site's
 # topic prefix P (default waymark/v1/<site>):
 #
-#   out (site → central)   P/gateways/+/sightings   QoS 1   the gateways' batches
-#                          P/gateways/+/status      QoS 1   their retained status and last will
-#   in  (central → site)   P/gateways/+/ack         QoS 1   the aggregator's acks, back to the spools
+#   out (site → central)   P/gateways/+/sightings/#  QoS 1   the gateways' batches (…/sightings, or
+#                                                            …/sightings/<shard> with shards)
+#                          P/gateways/+/status       QoS 1   their retained status and last will
+#   in  (central → site)   P/gateways/+/ack/#        QoS 1   the aggregators' acks, back to the spools
 #   in, with --outputs     P/devices/#, P/events, P/notifications  for consumers at the site
 #
 # The bridge's own connection state is published, retained, to P/bridge/state on both brokers
@@ -146,10 +147,11 @@ trap 'rm -f "$tmp"' EXIT
   fi
   echo
   echo "# Site → central: the gateways' batches and status (retained, with their last will)."
-  echo "topic $prefix/gateways/+/sightings out 1"
+  echo "# (\"sightings/#\" is …/sightings itself and, with shards, each …/sightings/<shard>.)"
+  echo "topic $prefix/gateways/+/sightings/# out 1"
   echo "topic $prefix/gateways/+/status out 1"
-  echo "# Central → site: the aggregator's acks, back to the gateways' spools."
-  echo "topic $prefix/gateways/+/ack in 1"
+  echo "# Central → site: the aggregators' acks (…/ack, or …/ack/<shard>), back to the gateways' spools."
+  echo "topic $prefix/gateways/+/ack/# in 1"
   if ((outputs)); then
     echo "# Central → site (--outputs): device state, events and notifications for consumers at the site."
     echo "topic $prefix/devices/# in 1"

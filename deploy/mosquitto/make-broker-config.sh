@@ -12,9 +12,10 @@
 #                  adding a gateway changes no other password
 #
 # Accounts, per site S with topic prefix P (default waymark/v1/S):
-#   gw.G@S         one per gateway G: write P/gateways/G/sightings and P/gateways/G/status (also
-#                  its last will), read P/gateways/G/ack; nothing else
-#   aggregator@S   read P/gateways/+/sightings and P/gateways/+/status, write P/gateways/+/ack,
+#   gw.G@S         one per gateway G: write P/gateways/G/sightings/# and P/gateways/G/status (also
+#                  its last will), read P/gateways/G/ack/#; nothing else ("…/#" is the topic itself
+#                  and, with shards (publish.shards, docs/scaling.md), each …/<shard> below it)
+#   aggregator@S   read P/gateways/+/sightings/# and P/gateways/+/status, write P/gateways/+/ack/#,
 #                  read and write P/devices/# (state, monitored sets, per-device notifications),
 #                  write P/events and P/notifications
 #                  and its own retained status P/aggregator/status (also its last will)
@@ -29,8 +30,8 @@
 #                  each bridged gateway G; read espresense/# (ESPresense's default prefix), each
 #                  Theengs/OpenMQTTGateway topic's children and each receiver's status topic
 #   sitebroker@S   only with --site-broker: a site broker's Mosquitto bridge (make-bridge-config.sh)
-#                  on this central broker: write P/gateways/+/sightings and P/gateways/+/status
-#                  (on behalf of the site's gateways), read P/gateways/+/ack, read P/devices/#,
+#                  on this central broker: write P/gateways/+/sightings/# and P/gateways/+/status
+#                  (on behalf of the site's gateways), read P/gateways/+/ack/#, read P/devices/#,
 #                  P/events and P/notifications (for its --outputs), write P/bridge/state
 #
 # Options:
@@ -183,18 +184,18 @@ for file in "${sites[@]}"; do
       user="gw.$gw@$site"
       printf '\n# gateway %s: its own batches and status (with its last will), its own acks\n' "$gw"
       printf 'user %s\n' "$user"
-      printf 'topic write %s/gateways/%s/sightings\n' "$prefix" "$gw"
+      printf 'topic write %s/gateways/%s/sightings/#\n' "$prefix" "$gw"
       printf 'topic write %s/gateways/%s/status\n' "$prefix" "$gw"
-      printf 'topic read %s/gateways/%s/ack\n' "$prefix" "$gw"
+      printf 'topic read %s/gateways/%s/ack/#\n' "$prefix" "$gw"
       printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
       accounts=$((accounts + 1))
     done
     user="aggregator@$site"
     printf '\n# aggregator: every gateway'"'"'s batches and status in, acks, device state, events and notifications out\n'
     printf 'user %s\n' "$user"
-    printf 'topic read %s/gateways/+/sightings\n' "$prefix"
+    printf 'topic read %s/gateways/+/sightings/#\n' "$prefix"
     printf 'topic read %s/gateways/+/status\n' "$prefix"
-    printf 'topic write %s/gateways/+/ack\n' "$prefix"
+    printf 'topic write %s/gateways/+/ack/#\n' "$prefix"
     printf 'topic readwrite %s/devices/#\n' "$prefix"
     printf 'topic write %s/events\n' "$prefix"
     printf 'topic write %s/notifications\n' "$prefix"
@@ -241,9 +242,9 @@ for file in "${sites[@]}"; do
       printf '\n# sitebroker: the site broker'"'"'s Mosquitto bridge carries the gateways'"'"' batches and status in and\n'
       printf '# the acks (and, with its --outputs, the aggregator'"'"'s outputs) back; it reports its link state\n'
       printf 'user %s\n' "$user"
-      printf 'topic write %s/gateways/+/sightings\n' "$prefix"
+      printf 'topic write %s/gateways/+/sightings/#\n' "$prefix"
       printf 'topic write %s/gateways/+/status\n' "$prefix"
-      printf 'topic read %s/gateways/+/ack\n' "$prefix"
+      printf 'topic read %s/gateways/+/ack/#\n' "$prefix"
       printf 'topic read %s/devices/#\n' "$prefix"
       printf 'topic read %s/events\n' "$prefix"
       printf 'topic read %s/notifications\n' "$prefix"

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import WaymarkConfig
+import WaymarkCore
+import WaymarkPostgres
+@testable import WaymarkAggregator
+
+/// Two aggregators on the two shards of one site (docs/scaling.md §1), real Mosquitto and
+/// PostgreSQL: gateways (`waymark simulate --publish --shards 2`) send one batch per shard and
+/// window; each aggregator owns one shard. Behind one broker, and through a site broker bridged
+/// into the central one with the generated Mosquitto bridge configuration.
+@Suite(.serialized, .enabled(if: AggregatorTestServices.shouldRun))
+struct ShardedAggregatorsTests {
+    enum Brokers: String, CaseIterable, Sendable { case one, bridged }
+
+    @Test("two aggregators on two shards: zero loss, zero duplicates; SIGKILL of one leaves the other shard's flow untouched",
+          arguments: Brokers.allCases)
+    func twoShards(brokers: Brokers) throws {
+        let db = try PostgresTestDatabase("shards_\(brokers.rawValue)")
+        defer { db.drop() }
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(try db.connect())
+        let siteID = "shards-\(UInt32.random(in: 0...UInt32.max))"
+        let sitePath = try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 5))
+        let dir = URL(fileURLWithPath: sitePath).deletingLastPathComponent()
+        let layout = ShardLayout(count: 2)!
+
+        // Where the aggregators connect (central) and where the gateways publish (site).
+        var brokersToStop: [PlainBroker] = []
+        defer { for b in brokersToStop { b.stop() } }
+        let central: String, site: String
+        switch brokers {
+        case .one:
+            central = try AggregatorTestServices.requireMQTT()
+            site = central
+        case .bridged:
+            let c = try PlainBroker(directory: dir.appendingPathComponent("central"))
+            brokersToStop.append(c)
+            let made = try DeployCommand.run(DeployEnvironment.script("deploy/mosquitto/make-bridge-config.sh"), [
+                "--plain", "--remote", "127.0.0.1:\(c.port)", sitePath, dir.appendingPathComponent("bridge").path,
+            ])
+            try #require(made.status == 0, "make-bridge-config.sh failed: \(made)")
+            let s = try PlainBroker(directory: dir.appendingPathComponent("site"),
+                                    include: dir.appendingPathComponent("bridge/waymark-bridge-\(siteID).conf"))
+            brokersToStop.append(s)
+            try #require(s.waitForLog("Connecting bridge"), "the site broker did not start its bridge:\n\(s.log)")
+            central = c.url
+            site = s.url
+        }
+
+        func arguments(shard: Int) -> [String] {
+            ["--site", sitePath, "--broker", central, "--database", db.url, "--metrics-port", "0",
+             "--set", "mqtt.client_id=agg-\(siteID)-\(shard)", "--set", "database.flush_interval_ms=100",
+             "--set", "raw_sightings.enabled=true", "--set", "ingest.gap_timeout_s=30", "--set", "log.level=warning",
+             "--set", "shards.count=2", "--set", "shards.own=\(shard)"]
+        }
+        let logs = [0, 1].map { dir.appendingPathComponent("aggregator-\($0).log").path }
+        var aggregators = try [0, 1].map { try AggregatorProcesses.launchAggregator(arguments(shard: $0), log: logs[$0]) }
+        defer { for a in aggregators where a.isRunning { a.signal(SIGKILL); _ = a.wait() } }
+        Thread.sleep(forTimeInterval: 1.5)
+
+        // The gateways: 10 simulated minutes at 40× (15 s), resending what is not acked.
+        let waymark = try DemoTests.binary("waymark", repo: DeployEnvironment.repositoryRoot)
+        let start = String(Int(Date().timeIntervalSince1970) - 900)
+        let common = [waymark, "simulate", "--site", sitePath, "--devices", "16", "--duration", "10m", "--seed", "7",
+                      "--start", start, "--quiet"]
+        let simLog = dir.appendingPathComponent("simulate.log").path
+        let sim = try AggregatorChild.spawn(common + [
+            "--publish", site, "--speedup", "40", "--shards", "2", "--ack-wait", "120", "--resend-after", "3",
+        ], output: simLog)
+
+        // SIGKILL the aggregator of shard 1 mid-stream; restart it 3 s later. Meanwhile shard 0's
+        // marks must keep advancing and shard 1's must not.
+        let conn = try db.connect()
+        let marks = { (shard: Int) throws -> Int in
+            try conn.query("SELECT coalesce(sum(seq), 0)::int8 FROM gateway_progress WHERE site_id = $1 AND shard = $2",
+                           [siteID, shard]).first?.int(0) ?? 0
+        }
+        Thread.sleep(forTimeInterval: 5)
+        #expect(sim.isRunning, "the simulation ended before the kill")
+        aggregators[1].signal(SIGKILL)
+        #expect(aggregators[1].wait() == 128 + SIGKILL)
+        Thread.sleep(forTimeInterval: 0.5)
+        let before = (try marks(0), try marks(1))
+        Thread.sleep(forTimeInterval: 2.5)
+        let after = (try marks(0), try marks(1))
+        #expect(after.0 > before.0, "shard 0 stopped while shard 1's aggregator was down: \(before) → \(after)")
+        #expect(after.1 == before.1, "shard 1 advanced with its aggregator down: \(before) → \(after)")
+        #expect(before.1 > 0, "shard 1 had committed nothing before the kill")
+        aggregators[1] = try AggregatorProcesses.launchAggregator(arguments(shard: 1), log: logs[1] + ".2")
+
+        let status = sim.wait()
+        let simOutput = (try? String(contentsOfFile: simLog, encoding: .utf8)) ?? ""
+        #expect(status == 0, "waymark simulate --publish failed:\n\(simOutput)")
+        #expect(simOutput.contains("unacked at the end 0"), "\(simOutput)")
+        for (k, a) in aggregators.enumerated() {
+            a.signal(SIGTERM)
+            #expect(a.wait() == 0, "aggregator \(k): \((try? String(contentsOfFile: logs[k], encoding: .utf8)) ?? "")")
+        }
+
+        // Every window's batch arrived once per shard; every sighting is stored exactly once.
+        let file = try AggregatorProcesses.run(common + ["--sightings", dir.path + "/s2.jsonl", "--batches", dir.path + "/b.jsonl"])
+        #expect(file.status == 0, "\(file.output)")
+        let expected = try String(contentsOfFile: dir.path + "/b.jsonl", encoding: .utf8).split(separator: "\n")
+            .map { try JSONDecoder().decode(SightingBatch.self, from: Data($0.utf8)) }
+        let sightings = expected.reduce(0) { $0 + $1.sightings.count }
+        try AggregatorResilienceTests.expectExactlyOnce(conn, site: siteID, records: sightings, batches: expected.count * 2)
+        // Each aggregator checkpointed to its own row; each shard's devices have history.
+        let rows = try conn.query("SELECT shards FROM aggregator_state WHERE site_id = $1 ORDER BY shards", [siteID]).rows
+        #expect(try rows.map { try $0.string(0) } == ["0/2", "1/2"])
+        let devices = try conn.query("SELECT DISTINCT device_id FROM visits WHERE site_id = $1", [siteID]).rows
+            .compactMap { DeviceID(try $0.string(0)) }
+        #expect(Set(devices.map(layout.shard(of:))) == [0, 1], "visits of both shards' devices")
+        // Only shard 0's owner records the gateways' status history: no status twice.
+        let doubled = try conn.query("""
+            SELECT count(*)::int8 FROM (SELECT 1 FROM gateway_status WHERE site_id = $1
+            GROUP BY gateway_id, state, boot, reported_at HAVING count(*) > 1) d
+            """, [siteID]).first?.int(0)
+        #expect(doubled == 0)
+    }
+}
