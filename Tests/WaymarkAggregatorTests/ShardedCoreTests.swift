@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WaymarkCore
 import WaymarkFusion
+import WaymarkService
 @testable import WaymarkAggregator
 
 /// An aggregator that owns some shards of a sharded site (docs/scaling.md §1), pure core.
@@ -131,4 +132,46 @@ import WaymarkFusion
 
 private extension Array where Element: Hashable {
     func count(unique: Bool) -> Int { unique ? Set(self).count : count }
+}
+
+@Suite struct ShardConfigTests {
+    func load(_ flags: [String: String], env: [String: String] = [:]) throws -> AggregatorConfig {
+        try AggregatorConfig.load(ConfigLayers(filePath: nil, envPrefix: "WAYMARK_AGGREGATOR", flags: ["site": "s.yaml"].merging(flags) { $1 },
+                                               environment: env, knownKeys: AggregatorConfig.keys))
+    }
+
+    @Test("shards.count and shards.own: unsharded by default, every shard unless listed, lists and ranges; errors name the key")
+    func keys() throws {
+        let plain = try load([:])
+        #expect(!plain.shards.layout.isSharded && plain.shards.ownsAll && plain.shards.checkpointKey == "")
+        let all = try load(["shards.count": "4"])
+        #expect(all.shards.owned == [0, 1, 2, 3] && all.shards.checkpointKey == "")
+        let some = try load(["shards.count": "16"], env: ["WAYMARK_AGGREGATOR_SHARDS_OWN": "8-11, 3,3"])
+        #expect(some.shards.owned == [3, 8, 9, 10, 11] && some.shards.checkpointKey == "3,8,9,10,11/16")
+        #expect(!some.shards.recordsGatewayStatus && !some.shards.ownsAll)
+        #expect(try load(["shards.count": "2", "shards.own": "0"]).shards.recordsGatewayStatus)
+        for (flags, message) in [(["shards.count": "0"], "--shards-count: 0 is not a shard count"),
+                                 (["shards.count": "2", "shards.own": "2"], "--shards-own: shard 2 is not one of the 2 shards"),
+                                 (["shards.count": "4", "shards.own": "3-1"], "--shards-own: '3-1' is not a shard number or a range"),
+                                 (["shards.own": "x"], "--shards-own: 'x' is not")] {
+            do {
+                _ = try load(flags)
+                Issue.record("\(flags) was accepted")
+            } catch {
+                #expect("\(error)".hasPrefix(message), "\(error)")
+            }
+        }
+    }
+
+    @Test("subscriptions: the owned shards, the status, and the other layout's batches (to refuse them loudly)")
+    func subscriptions() throws {
+        let t = Topics(site: "s")
+        let owned = try ShardOwnership.make(layout: ShardLayout(count: 4)!, owned: [1, 3]).get()
+        #expect(owned.subscriptions(t) == ["waymark/v1/s/gateways/+/sightings", "waymark/v1/s/gateways/+/sightings/1",
+                                           "waymark/v1/s/gateways/+/sightings/3", "waymark/v1/s/gateways/+/status"])
+        #expect(ShardOwnership.all(.single).subscriptions(t) == ["waymark/v1/s/gateways/+/sightings", "waymark/v1/s/gateways/+/sightings/+",
+                                                                 "waymark/v1/s/gateways/+/status"])
+        #expect(owned.accepts(topicShard: 1) && !owned.accepts(topicShard: 0) && !owned.accepts(topicShard: nil))
+        #expect(ShardOwnership.all(.single).accepts(topicShard: nil) && !ShardOwnership.all(.single).accepts(topicShard: 0))
+    }
 }

@@ -25,6 +25,16 @@ import WaymarkService
         #expect(env?.description.hasPrefix("WAYMARK_EDGE_PUBLISH_ENCODING: 'JSON'") == true, "\(env?.description ?? "")")
     }
 
+    @Test("publish.shards is 1 (unsharded) by default; 1…1024; anything else is an error naming the key")
+    func shardsKey() throws {
+        #expect(try load([:]).publishShards == .single)
+        #expect(try load(["publish.shards": "16"]).publishShards.count == 16)
+        #expect(try load([:], env: ["WAYMARK_EDGE_PUBLISH_SHARDS": "2"]).publishShards.count == 2)
+        let zero = #expect(throws: ConfigLayers.ConfigError.self) { try load(["publish.shards": "0"]) }
+        #expect(zero?.description.hasPrefix("--publish-shards: 0 is not a shard count in 1…1024") == true, "\(zero?.description ?? "")")
+        #expect(throws: ConfigLayers.ConfigError.self) { try load(["publish.shards": "two"]) }
+    }
+
     func batch(_ seq: UInt64) -> SightingBatch {
         SightingBatch(gateway: "gw1", boot: "b1", seq: seq, start: 1_700_000_000, end: 1_700_000_001, sightings: [
             .init(device: DeviceID("mac:aa-bb-cc-dd-ee-ff")!, count: 2, rssiMax: -60, rssiMean: -61.5, rssiLast: -63,

@@ -80,9 +80,10 @@ extension AggregatorConfig {
 
     /// `shards.count` (1…`ShardLayout.maxCount`) and `shards.own` (`0,2,5`, ranges `0-7`; every shard when unset).
     static func shards(_ layers: ConfigLayers) throws -> ShardOwnership {
+        let at = { (key: String) in layers.raw(key).map { layers.where_(key, $0.source) } ?? key }
         let count = try layers.int("shards.count", default: 1)
         guard let layout = ShardLayout(count: count) else {
-            throw ConfigLayers.ConfigError("shards.count: \(count) is not a shard count in 1…\(ShardLayout.maxCount) (1 = unsharded; the gateways' publish.shards must be the same)")
+            throw ConfigLayers.ConfigError("\(at("shards.count")): \(count) is not a shard count in 1…\(ShardLayout.maxCount) (1 = unsharded; the gateways' publish.shards must be the same)")
         }
         guard let text = layers.optionalString("shards.own"), !text.trimmingCharacters(in: .whitespaces).isEmpty else {
             return .all(layout)
@@ -95,12 +96,12 @@ extension AggregatorConfig {
             case (1, let a?, _): owned.append(a)
             case (2, let a?, let b?) where a <= b: owned += Array(a...b)
             default:
-                throw ConfigLayers.ConfigError("shards.own: '\(part)' is not a shard number or a range such as 0-3 (the list is e.g. [0, 1] or \"0-3,8\")")
+                throw ConfigLayers.ConfigError("\(at("shards.own")): '\(part)' is not a shard number or a range such as 0-3 (the list is e.g. [0, 1] or \"0-3,8\")")
             }
         }
         switch ShardOwnership.make(layout: layout, owned: owned) {
         case .success(let o): return o
-        case .failure(let e): throw ConfigLayers.ConfigError("shards.own: \(e) (shards.count is \(count))")
+        case .failure(let e): throw ConfigLayers.ConfigError("\(at("shards.own")): \(e) (shards.count is \(count))")
         }
     }
 }

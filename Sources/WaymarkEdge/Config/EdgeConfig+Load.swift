@@ -65,7 +65,8 @@ extension EdgeConfig {
         }
         let shards = try layers.int("publish.shards", default: c.publishShards.count)
         guard let layout = ShardLayout(count: shards) else {
-            throw ConfigLayers.ConfigError("publish.shards: \(shards) is not a shard count in 1…\(ShardLayout.maxCount) (1 = unsharded; use the count the site's aggregators are configured with)")
+            let at = layers.raw("publish.shards").map { layers.where_("publish.shards", $0.source) } ?? "publish.shards"
+            throw ConfigLayers.ConfigError("\(at): \(shards) is not a shard count in 1…\(ShardLayout.maxCount) (1 = unsharded; use the count the site's aggregators are configured with)")
         }
         c.publishShards = layout
 
