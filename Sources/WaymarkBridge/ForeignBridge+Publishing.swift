@@ -5,13 +5,13 @@ extension ForeignBridge {
     /// current boot, and each receiver's status when it changed or the heartbeat interval passed.
     public mutating func tick(now: Double) -> [Output] {
         var out: [Output] = []
-        for batch in pending { out.append(.batch(number(batch))) }
+        for batch in pending { out += number(batch) }
         pending.removeAll(keepingCapacity: true)
         for i in receivers.indices {
-            if let batch = receivers[i].windower.advance(to: now) { out.append(.batch(number(batch))) }
+            if let batch = receivers[i].windower.advance(to: now) { out += number(batch) }
             let state = receivers[i].liveness.state(at: now)
             if settings.emptyBatches, state == .online, let empty = receivers[i].emptyBatch(now: now, window: settings.windowS) {
-                out.append(.batch(number(empty)))
+                out += number(empty)
             }
             if state != receivers[i].announced || now - receivers[i].announcedAt >= settings.statusIntervalS {
                 out.append(.status(status(i, state, now: now)))
@@ -25,7 +25,7 @@ extension ForeignBridge {
     public mutating func finish(now: Double) -> [Output] {
         var out = tick(now: now)
         for i in receivers.indices {
-            if let batch = receivers[i].windower.flush() { out.append(.batch(number(batch))) }
+            if let batch = receivers[i].windower.flush() { out += number(batch) }
         }
         for i in receivers.indices { out.append(.status(status(i, .offline, now: now))) }
         return out
@@ -48,20 +48,25 @@ extension ForeignBridge {
     private mutating func restartBoot(_ gateway: String) {
         guard let i = receivers.firstIndex(where: { $0.receiver.gateway == gateway }) else { return }
         receivers[i].boot = makeBoot()
-        receivers[i].nextSeq = 1
+        receivers[i].nextSeq = Array(repeating: 1, count: settings.shards.count)
         receivers[i].announcedAt = -.infinity
         counters.bootsRestarted += 1
     }
 
-    private mutating func number(_ batch: SightingBatch) -> SightingBatch {
-        guard let i = receivers.firstIndex(where: { $0.receiver.gateway == batch.gateway }) else { return batch }
-        var b = batch
-        b.boot = receivers[i].boot
-        b.seq = receivers[i].nextSeq
-        receivers[i].nextSeq += 1
-        receivers[i].coveredUpTo = max(receivers[i].coveredUpTo, b.end)
-        counters.batches += 1
-        return b
+    /// The window's batch numbered in its receiver's boot: itself unsharded, one batch per shard
+    /// (empty ones too, each shard numbered on its own) with shards.
+    private mutating func number(_ batch: SightingBatch) -> [Output] {
+        guard let i = receivers.firstIndex(where: { $0.receiver.gateway == batch.gateway }) else { return [] }
+        receivers[i].coveredUpTo = max(receivers[i].coveredUpTo, batch.end)
+        let layout = settings.shards
+        return layout.split(batch).enumerated().map { k, part in
+            var b = part
+            b.boot = receivers[i].boot
+            b.seq = receivers[i].nextSeq[k]
+            receivers[i].nextSeq[k] += 1
+            counters.batches += 1
+            return .batch(b, shard: layout.isSharded ? k : nil)
+        }
     }
 
     private mutating func status(_ i: Int, _ state: GatewayStatus.State, now: Double) -> GatewayStatus {
@@ -78,7 +83,8 @@ struct ReceiverState: Sendable {
     let receiver: ForeignGateway
     var windower: SightingWindower
     var boot: String
-    var nextSeq: UInt64 = 1
+    /// The next sequence number per shard (one entry unsharded).
+    var nextSeq: [UInt64]
     var liveness: ReceiverLiveness
     /// The state last published, and when.
     var announced: GatewayStatus.State?
@@ -86,9 +92,10 @@ struct ReceiverState: Sendable {
     /// The end of the latest window a batch (with readings or empty) was published for.
     var coveredUpTo = -Double.infinity
 
-    init(receiver: ForeignGateway, boot: String, window: Double, silenceS: Double) {
+    init(receiver: ForeignGateway, boot: String, window: Double, silenceS: Double, shards: Int = 1) {
         self.receiver = receiver
         self.boot = boot
+        nextSeq = Array(repeating: 1, count: shards)
         windower = SightingWindower(window: window, gateway: receiver.gateway, boot: "")
         liveness = ReceiverLiveness(silenceS: silenceS)
     }

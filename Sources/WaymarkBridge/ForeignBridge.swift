@@ -30,18 +30,22 @@ public struct ForeignBridge: Sendable {
         /// advance it: without these, the last device to leave a quiet house would stay in its
         /// last room until someone else is heard.
         public var emptyBatches = true
+        /// The site's shard layout when several aggregators share its devices (docs/scaling.md §1):
+        /// each window's batch goes out as one batch per shard, each shard numbered on its own.
+        public var shards = ShardLayout.single
 
         public init() {}
     }
 
     /// What the runtime publishes.
     public enum Output: Sendable, Equatable {
-        case batch(SightingBatch)
+        /// A batch, for `shard`'s topic when the layout is sharded (nil: unsharded).
+        case batch(SightingBatch, shard: Int?)
         case status(GatewayStatus)
 
         public var gateway: String {
             switch self {
-            case .batch(let b): b.gateway
+            case .batch(let b, _): b.gateway
             case .status(let s): s.gateway
             }
         }
@@ -73,7 +77,8 @@ public struct ForeignBridge: Sendable {
         router = ForeignTopicRouter(receivers: site.foreignGateways, espresensePrefix: settings.espresensePrefix)
         mapper = ForeignIdentityMapper(rules: site.tracking, secret: secret)
         receivers = site.foreignGateways.map { r in
-            ReceiverState(receiver: r, boot: makeBoot(), window: settings.windowS, silenceS: settings.receiverSilenceS)
+            ReceiverState(receiver: r, boot: makeBoot(), window: settings.windowS, silenceS: settings.receiverSilenceS,
+                          shards: settings.shards.count)
         }
     }
 

@@ -26,7 +26,7 @@ import WaymarkCore
     static let beaconID = "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-7"
 
     func batches(_ out: [ForeignBridge.Output]) -> [SightingBatch] {
-        out.compactMap { if case .batch(let b) = $0 { b } else { nil } }
+        out.compactMap { if case .batch(let b, _) = $0 { b } else { nil } }
     }
 
     @Test("subscriptions: every ESPresense device topic, the Theengs publish topic's children, each receiver's status")
@@ -189,4 +189,42 @@ extension ForeignBridgeTests {
 final class BootCounter: @unchecked Sendable {
     private var n = 0
     func next() -> String { n += 1; return "boot\(n)" }
+}
+
+/// `publish.shards`: the bridge publishes as a sharded `waymark-edge` does.
+@Suite struct ForeignBridgeShardTests {
+    let t0 = 1_780_000_000.0
+
+    @Test("with shards each window goes out once per shard, empty ones too, each shard numbered on its own")
+    func shards() throws {
+        var settings = ForeignBridgeTests.noEmptyBatches
+        let layout = ShardLayout(count: 2)!
+        settings.shards = layout
+        let counter = BootCounter()
+        var b = ForeignBridge(site: try BridgeTestSite.site(), settings: settings, makeBoot: { counter.next() })
+        // Beacons of both shards heard in one window by the kitchen receiver.
+        let ids = (1...12).map { "iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-\($0)" }
+        for (n, id) in ids.enumerated() {
+            let (topic, payload) = ForeignBridgeTests().espresense(id, rssi: -70)
+            #expect(b.receive(topic: topic, payload: payload, retained: false, at: t0 + 0.05 * Double(n)) == .reading(gateway: "gw-kitchen"))
+        }
+        let first = b.tick(now: t0 + 1.05)
+        let parts = first.compactMap { if case .batch(let batch, let shard) = $0 { (batch, shard) } else { nil } }
+        #expect(parts.map(\.1) == [0, 1])
+        #expect(parts.map(\.0.seq) == [1, 1])
+        #expect(parts.allSatisfy { batch, shard in batch.sightings.allSatisfy { layout.shard(of: $0.device) == shard } })
+        #expect(parts.reduce(0) { $0 + $1.0.sightings.count } == ids.count)
+        #expect(Set(parts.map(\.0.sightings.count)).allSatisfy { $0 > 0 }, "both shards hold some of the twelve beacons")
+        // The next window has one beacon only: its shard's batch and an empty one for the other, both seq 2.
+        let (topic, payload) = ForeignBridgeTests().espresense(ids[0], rssi: -70)
+        _ = b.receive(topic: topic, payload: payload, retained: false, at: t0 + 1.5)
+        let second = b.tick(now: t0 + 2.05).compactMap { if case .batch(let batch, let shard) = $0 { (batch, shard) } else { nil } }
+        #expect(second.map(\.1) == [0, 1] && second.map(\.0.seq) == [2, 2])
+        #expect(second.filter { !$0.0.sightings.isEmpty }.map(\.1) == [layout.shard(of: DeviceID("ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1")!)])
+        // A new boot restarts every shard at 1.
+        b.reconnected(gateway: "gw-kitchen")
+        _ = b.receive(topic: topic, payload: payload, retained: false, at: t0 + 2.5)
+        let third = b.tick(now: t0 + 3.05).compactMap { if case .batch(let batch, _) = $0 { batch } else { nil } }
+        #expect(third.map(\.seq) == [1, 1] && Set(third.map(\.boot)).count == 1 && third[0].boot != second[0].0.boot)
+    }
 }

@@ -68,7 +68,7 @@ struct DeployBrokerConfigTests {
             """), "\(acl)")
         #expect(acl.contains("""
             user bridge@s2
-            topic write waymark/v1/s2/gateways/g1/sightings
+            topic write waymark/v1/s2/gateways/g1/sightings/#
             topic write waymark/v1/s2/gateways/g1/status
             topic read home/TheengsGateway/BTtoMQTT/+
             topic read home/TheengsGateway/LWT

@@ -26,7 +26,7 @@
 #                  homeassistant/+/waymark_<site>/+/config, write P/homeassistant/# (its states and
 #                  its status with the last will); discovery prefix `homeassistant` assumed
 #   bridge@S       `waymark bridge` (docs/foreign-gateways.md), only for a site file with
-#                  `foreign_gateways:`: write P/gateways/G/sightings and P/gateways/G/status for
+#                  `foreign_gateways:`: write P/gateways/G/sightings/# and P/gateways/G/status for
 #                  each bridged gateway G; read espresense/# (ESPresense's default prefix), each
 #                  Theengs/OpenMQTTGateway topic's children and each receiver's status topic
 #   sitebroker@S   only with --site-broker: a site broker's Mosquitto bridge (make-bridge-config.sh)
@@ -225,7 +225,7 @@ for file in "${sites[@]}"; do
       printf 'user %s\n' "$user"
       declare -A read_once=()
       while IFS=$'\t' read -r gw read status; do
-        printf 'topic write %s/gateways/%s/sightings\n' "$prefix" "$gw"
+        printf 'topic write %s/gateways/%s/sightings/#\n' "$prefix" "$gw"
         printf 'topic write %s/gateways/%s/status\n' "$prefix" "$gw"
         for t in "$read" "$status"; do
           [[ -n $t && -z ${read_once[$t]:-} ]] || continue

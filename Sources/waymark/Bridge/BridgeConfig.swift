@@ -1,3 +1,4 @@
+import WaymarkCore
 import WaymarkMQTT
 import WaymarkService
 
@@ -16,6 +17,9 @@ struct BridgeConfig: Sendable {
     /// `receiver_silence_s`: a receiver without a status of its own counts as offline after this long
     /// without a message.
     var receiverSilenceS = 60.0
+    /// `publish.shards`: the site's shard count when several aggregators share its devices (as
+    /// `waymark-edge`'s `publish.shards`; docs/scaling.md §1). 1 (the default) is unsharded.
+    var shards = ShardLayout.single
     /// `espresense.prefix`: the ESPresense topic prefix (`espresense` in its firmware).
     var espresensePrefix = "espresense"
     /// `mqtt.*`; `mqtt.client_id` defaults to `waymark-bridge-<site>`, and each gateway's publishing
@@ -30,7 +34,7 @@ struct BridgeConfig: Sendable {
     var pseudonymSecret: String?
 
     static let keys = [
-        "site", "topic_prefix", "window_s", "status.interval_s", "receiver_silence_s", "espresense.prefix",
+        "site", "topic_prefix", "window_s", "status.interval_s", "receiver_silence_s", "espresense.prefix", "publish.shards",
         "metrics.host", "metrics.port", "log.level", "pseudonym_secret",
     ] + MQTTSettings.keys
     static let secretKeys = MQTTSettings.secretKeys.union(["pseudonym_secret"])
@@ -55,6 +59,12 @@ struct BridgeConfig: Sendable {
                   "must be between 0.5 and 300 seconds (keep it well below the site's fusion.gateway_silence_s)")
         c.receiverSilenceS = try layers.double("receiver_silence_s", default: c.receiverSilenceS)
         try check(c.receiverSilenceS >= 1, "receiver_silence_s", "must be at least 1 second")
+        let shards = try layers.int("publish.shards", default: 1)
+        guard let layout = ShardLayout(count: shards) else {
+            try check(false, "publish.shards", "\(shards) is not a shard count in 1…\(ShardLayout.maxCount) (the aggregators' shards.count; 1 = unsharded)")
+            return c
+        }
+        c.shards = layout
         c.espresensePrefix = layers.string("espresense.prefix", default: c.espresensePrefix)
         try check(!c.espresensePrefix.isEmpty && !c.espresensePrefix.contains(where: { $0 == "+" || $0 == "#" }) && !c.espresensePrefix.hasSuffix("/"),
                   "espresense.prefix", "must be a topic without wildcards or a trailing '/', e.g. espresense")

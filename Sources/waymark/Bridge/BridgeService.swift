@@ -45,6 +45,7 @@ final class BridgeService: @unchecked Sendable {
         settings.statusIntervalS = config.statusIntervalS
         settings.receiverSilenceS = config.receiverSilenceS
         settings.espresensePrefix = config.espresensePrefix
+        settings.shards = config.shards
         settings.version = "waymark-bridge \(ServiceLaunch.version)"
         engine = ForeignBridge(site: site, settings: settings, secret: config.pseudonymSecret, makeBoot: ServiceLaunch.makeBootID)
         metrics = BridgeMetrics(registry: registry, gateways: engine.gateways)
@@ -139,7 +140,7 @@ final class BridgeService: @unchecked Sendable {
         for output in outputs {
             guard let client = publishers[output.gateway] else { continue }
             switch output {
-            case .batch(let batch):
+            case .batch(let batch, let shard):
                 guard client.isConnected else {
                     unsent += 1
                     engine.batchNotSent(gateway: batch.gateway)
@@ -148,7 +149,7 @@ final class BridgeService: @unchecked Sendable {
                     continue
                 }
                 do {
-                    try client.publish(topic: topics.sightings(batch.gateway), payload: batch.jsonBytes, qos: 1)
+                    try client.publish(topic: topics.sightings(batch.gateway, shard: shard), payload: batch.jsonBytes, qos: 1)
                     published += 1
                 } catch {
                     publishFailures += 1
