@@ -59,3 +59,13 @@ import WaymarkCore
         }
     }
 }
+
+@Suite struct AggregatorStatusTopicTests {
+    @Test("the owner of shard 0 (or of the whole site) uses …/aggregator/status, the others a topic of their own")
+    func topics() {
+        let t = Topics(site: "s")
+        #expect(t.aggregatorStatus(owning: [0]) == "waymark/v1/s/aggregator/status")
+        #expect(t.aggregatorStatus(owning: [0, 1, 2]) == "waymark/v1/s/aggregator/status")
+        #expect(t.aggregatorStatus(owning: [1, 3]) == "waymark/v1/s/aggregator/status/1-3")
+    }
+}

@@ -57,7 +57,7 @@ struct DeployBrokerConfigTests {
         #expect(acl.contains("topic read waymark/v1/s2/gateways/g1/ack/#\n"), "a gateway's acks, each shard's too")
         #expect(acl.contains("user aggregator@s1\ntopic read waymark/v1/s1/gateways/+/sightings/#\n"))
         #expect(acl.contains("topic write waymark/v1/s1/gateways/+/ack/#\n"))
-        #expect(acl.contains("topic write waymark/v1/s1/aggregator/status\n"), "the aggregator's status and last will")
+        #expect(acl.contains("topic write waymark/v1/s1/aggregator/status/#\n"), "the aggregator's status and last will (one per shard owner)")
         #expect(acl.contains("""
             user homeassistant@s1
             topic read waymark/v1/s1/devices/+/state

@@ -29,6 +29,11 @@ struct DeployServiceAccountsTests {
         #expect(try retained(broker, reader, topic) == ["\(topic) genuine-online"])
         let denied = broker.log.split(separator: "\n").filter { $0.contains("Denied PUBLISH") }
         #expect(denied.count == 2 && denied.allSatisfy { $0.contains("'\(topic)'") }, "\(denied)")
+        // With shards, an aggregator without shard 0 retains its own status below it, readable too.
+        let shardTopic = "\(topic)/1-3"
+        try broker.publish(broker.connection(aggregator), topic: shardTopic, "shards-online", retain: true)
+        try broker.publish(broker.connection(reader), topic: shardTopic, "forged-by-reader", retain: true)
+        #expect(try retained(broker, reader, shardTopic) == ["\(shardTopic) shards-online"])
     }
 
     @Test("waymark homeassistant retains its site's discovery configurations and its states, nothing of the aggregator's or another node's")

@@ -117,4 +117,72 @@ struct ShardedAggregatorsTests {
             """, [siteID]).first?.int(0)
         #expect(doubled == 0)
     }
+
+    @Test("moving a shard is stop-then-start: the new owners restore the moved devices and marks, nothing is lost or stored twice")
+    func moveAShard() throws {
+        let mqtt = try AggregatorTestServices.requireMQTT()
+        let db = try PostgresTestDatabase("shards_move")
+        defer { db.drop() }
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(try db.connect())
+        let siteID = "move-\(UInt32.random(in: 0...UInt32.max))"
+        let sitePath = try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 5))
+        let dir = URL(fileURLWithPath: sitePath).deletingLastPathComponent()
+        func launch(_ name: String, own: String) throws -> (AggregatorChild, String) {
+            let log = dir.appendingPathComponent("aggregator-\(name).log").path
+            let child = try AggregatorProcesses.launchAggregator([
+                "--site", sitePath, "--broker", mqtt, "--database", db.url, "--metrics-port", "0",
+                "--set", "mqtt.client_id=agg-\(siteID)-\(name)", "--set", "database.flush_interval_ms=100",
+                "--set", "raw_sightings.enabled=true", "--set", "log.level=info",
+                "--set", "shards.count=2", "--set", "shards.own=\(own)"], log: log)
+            return (child, log)
+        }
+        // One aggregator owns both shards; mid-stream it is stopped and the shards go to two.
+        let (first, firstLog) = try launch("both", own: "0,1")
+        defer { if first.isRunning { first.signal(SIGKILL); _ = first.wait() } }
+        Thread.sleep(forTimeInterval: 1.5)
+        let waymark = try DemoTests.binary("waymark", repo: DeployEnvironment.repositoryRoot)
+        let start = String(Int(Date().timeIntervalSince1970) - 900)
+        let common = [waymark, "simulate", "--site", sitePath, "--devices", "16", "--duration", "10m", "--seed", "11",
+                      "--start", start, "--quiet"]
+        let simLog = dir.appendingPathComponent("simulate.log").path
+        let sim = try AggregatorChild.spawn(common + [
+            "--publish", mqtt, "--speedup", "40", "--shards", "2", "--ack-wait", "120", "--resend-after", "3",
+        ], output: simLog)
+        Thread.sleep(forTimeInterval: 6)
+        #expect(sim.isRunning, "the simulation ended before the move")
+        first.signal(SIGTERM)
+        #expect(first.wait() == 0, "\((try? String(contentsOfFile: firstLog, encoding: .utf8)) ?? "")")
+        let (zero, zeroLog) = try launch("zero", own: "0")
+        let (one, oneLog) = try launch("one", own: "1")
+        defer { for a in [zero, one] where a.isRunning { a.signal(SIGKILL); _ = a.wait() } }
+
+        let status = sim.wait()
+        let simOutput = (try? String(contentsOfFile: simLog, encoding: .utf8)) ?? ""
+        #expect(status == 0 && simOutput.contains("unacked at the end 0"), "\(simOutput)")
+        for (a, log) in [(zero, zeroLog), (one, oneLog)] {
+            a.signal(SIGTERM)
+            #expect(a.wait() == 0, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        }
+
+        let file = try AggregatorProcesses.run(common + ["--sightings", dir.path + "/s2.jsonl", "--batches", dir.path + "/b.jsonl"])
+        #expect(file.status == 0, "\(file.output)")
+        let expected = try String(contentsOfFile: dir.path + "/b.jsonl", encoding: .utf8).split(separator: "\n")
+            .map { try JSONDecoder().decode(SightingBatch.self, from: Data($0.utf8)) }
+        let conn = try db.connect()
+        try AggregatorResilienceTests.expectExactlyOnce(conn, site: siteID, records: expected.reduce(0) { $0 + $1.sightings.count },
+                                                        batches: expected.count * 2)
+        let rows = try conn.query("SELECT shards FROM aggregator_state WHERE site_id = $1 ORDER BY shards", [siteID]).rows
+        #expect(try rows.map { try $0.string(0) } == ["", "0/2", "1/2"], "the whole-site row, then one per new owner")
+        // Each new owner took its own shard's devices from the checkpoints the first one left.
+        let layout = ShardLayout(count: 2)!
+        let heard = try conn.query("SELECT device_id FROM devices WHERE site_id = $1", [siteID]).rows
+            .compactMap { DeviceID(try $0.string(0)) }
+        for (k, log) in [zeroLog, oneLog].enumerated() {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let line = text.split(separator: "\n").first { $0.contains("restored") } ?? ""
+            let restored = line.firstMatch(of: /devices=(\d+)/).flatMap { Int($0.1) }
+            #expect((restored ?? 0) > 0, "shard \(k)'s owner restored no device: \(line)")
+            #expect((restored ?? 0) <= heard.filter { layout.shard(of: $0) == k }.count, "only shard \(k)'s devices: \(line)")
+        }
+    }
 }

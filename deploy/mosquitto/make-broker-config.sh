@@ -18,9 +18,10 @@
 #   aggregator@S   read P/gateways/+/sightings/# and P/gateways/+/status, write P/gateways/+/ack/#,
 #                  read and write P/devices/# (state, monitored sets, per-device notifications),
 #                  write P/events and P/notifications
-#                  and its own retained status P/aggregator/status (also its last will)
+#                  and its own retained status P/aggregator/status (also its last will; with shards
+#                  P/aggregator/status/<shards> for an aggregator without shard 0)
 #   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events,
-#                  P/notifications, P/bridge/state and P/aggregator/status
+#                  P/notifications, P/bridge/state and P/aggregator/status/#
 #   homeassistant@S  `waymark homeassistant` (docs/home-assistant.md): read P/devices/+/state and
 #                  homeassistant/status, read and write this site's discovery configurations
 #                  homeassistant/+/waymark_<site>/+/config, write P/homeassistant/# (its states and
@@ -199,7 +200,7 @@ for file in "${sites[@]}"; do
     printf 'topic readwrite %s/devices/#\n' "$prefix"
     printf 'topic write %s/events\n' "$prefix"
     printf 'topic write %s/notifications\n' "$prefix"
-    printf 'topic write %s/aggregator/status\n' "$prefix"
+    printf 'topic write %s/aggregator/status/#\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     user="reader@$site"
     printf '\n# reader: read-only consumer for phone apps and dashboards\n'
@@ -208,7 +209,7 @@ for file in "${sites[@]}"; do
     printf 'topic read %s/events\n' "$prefix"
     printf 'topic read %s/notifications\n' "$prefix"
     printf 'topic read %s/bridge/state\n' "$prefix"
-    printf 'topic read %s/aggregator/status\n' "$prefix"
+    printf 'topic read %s/aggregator/status/#\n' "$prefix"
     printf '%s:%s\n' "$user" "$(secret_for "$user")" >> "$plain"
     user="homeassistant@$site"
     printf '\n# waymark homeassistant: device states in, Home Assistant discovery and states out\n'

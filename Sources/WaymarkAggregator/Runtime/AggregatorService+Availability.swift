@@ -5,14 +5,17 @@ import WaymarkMQTT
 /// The aggregator's own retained status on `…/aggregator/status` (docs/aggregator.md): `online`
 /// once connected, `offline` as the broker's last will and before a clean stop. Home Assistant
 /// (docs/home-assistant.md) and other consumers use it to tell a device that stands still from an
-/// aggregator that is gone.
+/// aggregator that is gone. With shards, the owner of shard 0 publishes there and every other
+/// aggregator on `…/aggregator/status/<its shards>` (`Topics.aggregatorStatus(owning:)`).
 extension AggregatorService {
     static let availabilityVersion = "0.1.0"
+
+    var availabilityTopic: String { topics.aggregatorStatus(owning: config.shards.owned) }
 
     /// `connection` with the `offline` last will.
     func withAvailabilityWill(_ connection: MQTTConnection) -> MQTTConnection {
         var c = connection
-        c.will = .init(topic: topics.aggregatorStatus, payload: availabilityPayload(.offline), qos: 1, retain: true)
+        c.will = .init(topic: availabilityTopic, payload: availabilityPayload(.offline), qos: 1, retain: true)
         return c
     }
 
@@ -22,7 +25,7 @@ extension AggregatorService {
     func announceAvailability(_ state: GatewayStatus.State, _ client: MQTTClient?) {
         guard let client else { return }
         do {
-            try client.publish(topic: topics.aggregatorStatus, payload: availabilityPayload(state), qos: 1, retain: true)
+            try client.publish(topic: availabilityTopic, payload: availabilityPayload(state), qos: 1, retain: true)
         } catch {
             logger.warning("could not publish the aggregator's \(state.rawValue) status: \(error)")
             return

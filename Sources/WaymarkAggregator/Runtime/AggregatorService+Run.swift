@@ -105,8 +105,11 @@ extension AggregatorService {
                     logger.warning("device checkpoints from another engine version ignored; those devices start fresh",
                                    metadata: ["count": .stringConvertible(restored.undecodable)])
                 }
-                logger.info("restored", metadata: ["devices": .stringConvertible(restored.devices.count),
-                                                   "gateway_boots": .stringConvertible(restored.progress.count)])
+                // With shards, what this aggregator takes of the site's checkpoints (AggregatorCore.restore).
+                let shards = config.shards
+                logger.info("restored", metadata: [
+                    "devices": .stringConvertible(shards.ownsAll ? restored.devices.count : restored.devices.filter { shards.owns(device: $0.device) }.count),
+                    "gateway_boots": .stringConvertible(shards.ownsAll ? restored.progress.count : restored.progress.keys.filter { shards.owns(shard: $0.shard) }.count)])
                 metrics.dbUp.set(Double(1))
                 db.close()
                 return true

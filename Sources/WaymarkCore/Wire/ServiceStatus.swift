@@ -22,6 +22,13 @@ public struct ServiceStatus: Hashable, Sendable, Codable {
 extension Topics {
     /// `…/aggregator/status` (retained, last will `offline`): the aggregator is connected.
     public var aggregatorStatus: String { "\(prefix)/aggregator/status" }
+    /// The status topic of an aggregator that owns `shards` of a sharded site and not shard 0:
+    /// `…/aggregator/status/<shards joined by '-'>` (`…/aggregator/status/1-3`). The owner of shard 0
+    /// (and an aggregator owning the whole site) uses ``aggregatorStatus``, which Home Assistant's
+    /// availability follows; one last will per connection means one topic per aggregator.
+    public func aggregatorStatus(owning shards: [Int]) -> String {
+        shards.contains(0) || shards.isEmpty ? aggregatorStatus : aggregatorStatus + "/" + shards.map(String.init).joined(separator: "-")
+    }
     /// Every device's state, for consumers that follow all of them.
     public var allDeviceStates: String { "\(prefix)/devices/+/state" }
     /// The device id in a `…/devices/<device>/state` topic, or nil.

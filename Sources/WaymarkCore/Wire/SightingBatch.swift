@@ -1,5 +1,7 @@
 /// The edge → aggregator wire format on `…/gateways/<gw>/sightings` (DESIGN.md §4): one batch per
-/// gateway per window, identified by (gateway, boot, seq) for de-duplication and acks.
+/// gateway per window, identified by (gateway, boot, seq) for de-duplication and acks. With shards
+/// (`ShardLayout`) one batch per gateway, shard and window on `…/sightings/<shard>`, identified by
+/// (gateway, boot, shard, seq): each shard numbers its own.
 public struct SightingBatch: Hashable, Sendable, Codable {
     /// Schema version of this payload; the aggregator rejects others.
     public static let currentVersion = 1
