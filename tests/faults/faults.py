@@ -53,7 +53,7 @@ MIN_IDENTICAL_PCT_OTHER = 99.5    # every other fault
 IDLE_FAULTS = ("none", "sigterm-idle", "sigkill-idle")
 IDLE_SETTLE_S = 4.0  # > ingest.reorder_window_s (2 s: held batches released) + a flush (1 s)
 MAX_RESENDS_PER_BATCH = 1.5       # simulator's re-sent / published ...
-RESEND_CHECKED_FAULTS = ("sigkill",)  # ... after the aggregator kills
+RESEND_CHECKED_FAULTS = ("sigkill", "sigkill-shards")  # ... after the aggregator kills
 
 DERIVED = ("visits", "region_events", "transitions", "journeys")
 # Runs whose derived-row shortfall is a known, documented gap (--known-gap): reported under "Known
@@ -67,7 +67,25 @@ PLANS = {
     "short": dict(duration="5m", duration_s=300, speedup=12.0, devices=40, seed=1,
                   term=3, kill=3, broker=1, pgstop=1, cut=1),
 }
-FAULTS = ("none", "sigterm-idle", "sigkill-idle", "sigterm", "sigkill", "broker", "pgstop", "pgstop-durable", "cut")
+FAULTS = ("none", "sigterm-idle", "sigkill-idle", "sigterm", "sigkill", "broker", "pgstop", "pgstop-durable", "cut",
+          "sigkill-shards")
+# Runs named "…-shards" use two aggregators on the two shards of the site (docs/scaling.md §1), the
+# gateways publishing one batch per shard and window (`waymark simulate --shards 2`); they are
+# compared with "baseline-shards", an uninterrupted sharded run. The fault hits the aggregator of
+# shard 1; shard 0's runs untouched alongside it.
+SHARDS = 2
+
+
+def sharded(name: str) -> bool:
+    return name.endswith("-shards")
+
+
+def shard_of(device: str, count: int) -> int:
+    """The shard of a device id: FNV-1a 64 of its UTF-8 modulo the count (WaymarkCore's ShardLayout)."""
+    h = 0xCBF29CE484222325
+    for b in device.encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h % count
 RESEND_AFTER_S = 5
 ACK_WAIT_S = 60
 JOURNEY_TIMEOUT_S = 60     # the site copy's fusion.journey_timeout_s (museum.yaml: 600)
@@ -281,11 +299,11 @@ def proxy_main(listen_port: int, target_port: int, logfile: str) -> None:
 # --------------------------------------------------------------------------------------------------
 class Aggregator:
     def __init__(self, binary: Path, site: Path, mqtt_url: str, db_url: str, prefix: str, client_id: str,
-                 logfile: Path) -> None:
+                 logfile: Path, extra: list[str] | None = None) -> None:
         self.cmd = [str(binary), "--site", str(site), "--broker", mqtt_url, "--database", db_url,
                     "--metrics-port", "0",
                     "--set", f"topic_prefix={prefix}", "--set", f"mqtt.client_id={client_id}",
-                    "--set", "raw_sightings.enabled=true"]
+                    "--set", "raw_sightings.enabled=true"] + (extra or [])
         self.logfile = logfile
         self.proc: subprocess.Popen | None = None
         self.starts = 0
@@ -435,12 +453,19 @@ class Suite:
             agg_db_url = self.svc.db_url(db, pport, "?sslmode=disable&gssencmode=disable")
 
         prefix = f"waymark/v1/faults-{self.tag}-{name}"
-        agg = Aggregator(self.bin / "waymark-aggregator", self.site, self.svc.mqtt_url, agg_db_url, prefix,
-                         f"faults-{self.tag}-{name}", rd / "aggregator.log")
+        if sharded(name):
+            aggs = [Aggregator(self.bin / "waymark-aggregator", self.site, self.svc.mqtt_url, agg_db_url, prefix,
+                               f"faults-{self.tag}-{name}-{k}", rd / f"aggregator-{k}.log",
+                               ["--set", f"shards.count={SHARDS}", "--set", f"shards.own={k}"]) for k in range(SHARDS)]
+        else:
+            aggs = [Aggregator(self.bin / "waymark-aggregator", self.site, self.svc.mqtt_url, agg_db_url, prefix,
+                               f"faults-{self.tag}-{name}", rd / "aggregator.log")]
+        agg = aggs[-1]  # the one faults hit (shard 1's when sharded)
         began = time.time()
         sim = None
         try:
-            agg.start()
+            for a in aggs:
+                a.start()
             dur = plan["duration_s"]
             speed = plan["speedup"]
             res.start = int(math.floor(time.time()) - dur * (1 - 1 / speed))
@@ -451,11 +476,11 @@ class Suite:
                      "--devices", str(plan["devices"]), "--duration", plan["duration"], "--seed", str(plan["seed"]),
                      "--publish", self.svc.mqtt_url, "--speedup", str(speed), "--start", str(res.start),
                      "--topic-prefix", prefix, "--resend-after", str(RESEND_AFTER_S),
-                     "--ack-wait", str(ACK_WAIT_S)],
+                     "--ack-wait", str(ACK_WAIT_S)] + (["--shards", str(SHARDS)] if sharded(name) else []),
                     stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             t0 = self.wait_for(sim_log, b"simulate: publishing", sim, 60)
             wall = dur / speed
-            self.inject(name, agg, t0, wall, res, rd, proxy, sim)
+            self.inject(name.removesuffix("-shards"), agg, t0, wall, res, rd, proxy, sim)
             try:
                 res.sim_rc = sim.wait(timeout=wall + ACK_WAIT_S + 120)
             except subprocess.TimeoutExpired:
@@ -471,24 +496,27 @@ class Suite:
                                resent=int(m[5]), dropped=int(m[6]), unacked=int(m[7]))
             else:
                 res.notes.append(f"simulator summary not found (exit {res.sim_rc})")
-            if agg.alive():
-                agg.stop(signal.SIGTERM)
-            else:
-                res.notes.append("aggregator was not running at the end of the run")
+            for k, a in enumerate(aggs):
+                if a.alive():
+                    a.stop(signal.SIGTERM)
+                else:
+                    res.notes.append(f"aggregator{f' of shard {k}' if len(aggs) > 1 else ''} was not running at the end of the run")
         finally:
             if sim is not None and sim.poll() is None:
                 sim.kill()
                 sim.wait()
-            if agg.alive():
-                agg.stop(signal.SIGKILL)
+            for a in aggs:
+                if a.alive():
+                    a.stop(signal.SIGKILL)
             if proxy is not None:
                 proxy.terminate()
                 proxy.wait()
         res.wall_s = time.time() - began
-        res.agg_exits = agg.exits
+        res.agg_exits = [e for a in aggs for e in a.exits]
         self.svc.pg_set_durable(False)
-        self.collect(res, db, rd)
-        self.summarize_log(res, rd / "aggregator.log")
+        self.collect(res, db, rd, shards=SHARDS if sharded(name) else 1)
+        for a in aggs:
+            self.summarize_log(res, a.logfile)
         return res
 
     @staticmethod
@@ -568,9 +596,11 @@ class Suite:
             log(f"{name}: {res.faults_done[-1]}")
 
     # ---------------------------------------------------------------------------------------------
-    def expected(self, start: int, rd: Path) -> tuple[dict, dict]:
+    def expected(self, start: int, rd: Path, shards: int = 1) -> tuple[dict, dict]:
         """The batches the simulator published in this run, generated offline (same seed, same start):
-        {(gateway, boot, seq): [device, ...]} and per gateway (batches, sightings)."""
+        {(gateway, boot, shard, seq): [device, ...]} and per gateway (batches, sightings). With shards
+        each window's batch is split as the simulator splits it: one batch per shard (empty ones
+        too), numbered per (gateway, boot, shard) from 1 in window order."""
         plan = self.plan
         out = rd / "expected-batches.jsonl"
         # Not /dev/null: the simulator creates its output file by replacing whatever is at the path
@@ -585,13 +615,24 @@ class Suite:
         import json
         batches: dict = {}
         per_gw: dict = collections.defaultdict(lambda: [0, 0])
+        windows = []
         with open(out) as f:
             for line in f:
-                b = json.loads(line)
-                key = (b["gateway"], b["boot"], int(b["seq"]))
-                batches[key] = [e["device"] for e in b["sightings"]]
-                per_gw[b["gateway"]][0] += 1
-                per_gw[b["gateway"]][1] += len(b["sightings"])
+                windows.append(json.loads(line))
+        if shards > 1:
+            windows.sort(key=lambda b: (b["gateway"], float(b["end"])))
+        next_seq: dict = collections.defaultdict(lambda: 1)
+        for b in windows:
+            devices = [e["device"] for e in b["sightings"]]
+            if shards == 1:
+                batches[(b["gateway"], b["boot"], "0", int(b["seq"]))] = devices
+            else:
+                for k in range(shards):
+                    stream = (b["gateway"], b["boot"], str(k))
+                    batches[(*stream, next_seq[stream])] = [d for d in devices if shard_of(d, shards) == k]
+                    next_seq[stream] += 1
+            per_gw[b["gateway"]][0] += shards
+            per_gw[b["gateway"]][1] += len(devices)
         if not self.args.keep:
             out.unlink()
         return batches, dict(per_gw)
@@ -600,8 +641,8 @@ class Suite:
         text = self.svc.psql(db, sql, user="waymark")
         return [tuple(line.split("\t")) for line in text.splitlines()]
 
-    def collect(self, res: RunResult, db: str, rd: Path) -> None:
-        expected, per_gw = self.expected(res.start, rd)
+    def collect(self, res: RunResult, db: str, rd: Path, shards: int = 1) -> None:
+        expected, per_gw = self.expected(res.start, rd, shards)
         res.expected_batches = len(expected)
         res.expected_rows = sum(len(v) for v in expected.values())
         s = res.start
@@ -609,22 +650,23 @@ class Suite:
         def rel(col: str) -> str:
             return f"round((extract(epoch FROM {col}) - {s})::numeric, 3)"
 
-        # Raw sightings: (gateway, boot, seq, device, first_at).
-        raw = self.rows(db, f"SELECT gateway_id, boot, seq, device_id, {rel('first_at')} FROM sightings")
+        # Raw sightings: (gateway, boot, shard, seq, device, first_at).
+        raw = self.rows(db, f"SELECT gateway_id, boot, shard, seq, device_id, {rel('first_at')} FROM sightings")
         res.sighting_rows = len(raw)
         full = collections.Counter(raw)
         res.dup_rows = sum(c - 1 for c in full.values())
         per_batch = collections.Counter()
         stored_dev = set()
-        for gw, boot, seq, dev, _ in full:
-            stored_dev.add((gw, boot, int(seq), dev))
-        for gw, boot, seq, dev, _ in raw:
-            per_batch[(gw, boot, int(seq))] += 1
+        for gw, boot, shard, seq, dev, _ in full:
+            stored_dev.add((gw, boot, shard, int(seq), dev))
+        for gw, boot, shard, seq, dev, _ in raw:
+            per_batch[(gw, boot, shard, int(seq))] += 1
         res.stored_batches = len(per_batch)
-        res.lost_batches = sum(1 for k in expected if k not in per_batch)
+        # Batches without sightings (empty shards) leave no raw rows: the marks below cover them.
+        res.lost_batches = sum(1 for k, devs in expected.items() if devs and k not in per_batch)
         res.unexpected_batches = sum(1 for k in per_batch if k not in expected)
         res.dup_batches = sum(1 for k, n in per_batch.items() if k in expected and n > len(expected[k]))
-        exp_dev = {(k[0], k[1], k[2], d) for k, devs in expected.items() for d in devs}
+        exp_dev = {(k[0], k[1], k[2], k[3], d) for k, devs in expected.items() for d in devs}
         res.lost_rows = len(exp_dev - stored_dev)
         if res.unexpected_batches:
             res.notes.append(f"{res.unexpected_batches} stored batches the simulator never generated")
@@ -647,14 +689,15 @@ class Suite:
                              f"{res.expected_batches}), sightings {ts} (want {res.expected_rows}); e.g. "
                              + "; ".join(bad[:3]))
         # High-water marks.
-        marks = {(gw, boot): int(seq) for gw, boot, seq in self.rows(db, "SELECT gateway_id, boot, seq FROM gateway_progress")}
+        marks = {(gw, boot, shard): int(seq)
+                 for gw, boot, shard, seq in self.rows(db, "SELECT gateway_id, boot, shard, seq FROM gateway_progress")}
         want_marks: dict = {}
-        for gw, boot, seq in expected:
-            want_marks[(gw, boot)] = max(want_marks.get((gw, boot), 0), seq)
+        for gw, boot, shard, seq in expected:
+            want_marks[(gw, boot, shard)] = max(want_marks.get((gw, boot, shard), 0), seq)
         res.progress_exact = marks == want_marks
         if not res.progress_exact:
             behind = sum(1 for k, v in want_marks.items() if marks.get(k, 0) < v)
-            res.notes.append(f"gateway_progress: {behind} (gateway, boot) marks below the last batch")
+            res.notes.append(f"gateway_progress: {behind} (gateway, boot, shard) marks below the last batch")
 
         # Derived rows, times relative to the run's start, surrogate ids left out.
         q = {
@@ -715,8 +758,11 @@ def write_diffs(run: RunResult, base: RunResult, rd: Path) -> None:
                 f.write(sign + " " + "\t".join(row) + "\n")
 
 
+def baseline_of(name: str) -> str:
+    return "baseline-shards" if sharded(name) else "baseline"
+
+
 def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[str, list[str]]:
-    base = results["baseline"]
     failures: list[str] = []
     known: list[str] = []
     lines = [
@@ -730,6 +776,8 @@ def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[s
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
+        base = results[baseline_of(name)]
+        is_base = name == baseline_of(name)
         pub = r.sim.get("published", "?")
         resent = r.sim.get("resent")
         rpb = (resent / r.sim["published"]) if r.sim.get("published") else float("nan")
@@ -739,11 +787,11 @@ def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[s
                  "yes" if r.rollups_exact else "**no**"]
         for t in DERIVED:
             nr, nb, common, pct = compare(r.derived.get(t, collections.Counter()), base.derived.get(t, collections.Counter()))
-            if name == "baseline":
+            if is_base:
                 cells.append(f"{nr} (base)")
             else:
                 cells.append(f"{nr}/{nb} ({common}, {pct:.2f} %)")
-        cells.append(f"{r.unknown_events}" + ("" if name == "baseline" else f" (base {base.unknown_events})"))
+        cells.append(f"{r.unknown_events}" + ("" if is_base else f" (base {base.unknown_events})"))
         cells.append(f"{rpb:.3f} ({resent}/{pub})" if resent is not None else "?")
         lines.append("| " + " | ".join(cells) + " |")
 
@@ -765,7 +813,7 @@ def report(results: dict[str, RunResult], plan_name: str, plan: dict) -> tuple[s
             fail("ingest rollups not exact")
         if REQUIRE_ALL_ACKED and (not r.sim or r.sim.get("unacked", 1) > 0):
             fail(f"simulator: {r.sim.get('unacked', '?')} batches unacked at the end (exit {r.sim_rc})")
-        if name != "baseline":
+        if not is_base:
             floor_pct = MIN_IDENTICAL_PCT_IDLE if name in IDLE_FAULTS else MIN_IDENTICAL_PCT_OTHER
             for t in DERIVED:
                 _, _, _, pct = compare(r.derived.get(t, collections.Counter()), base.derived.get(t, collections.Counter()))
@@ -837,12 +885,15 @@ def main() -> int:
     suite = Suite(args)
     suite.prepare()
     began = time.time()
-    for name in ["baseline", *faults]:
+    runs = ["baseline", *[f for f in faults if not sharded(f)]]
+    if any(sharded(f) for f in faults):
+        runs += ["baseline-shards", *[f for f in faults if sharded(f)]]
+    for name in runs:
         log(f"run {name} …")
         r = suite.run(name)
         suite.results[name] = r
-        if name != "baseline":
-            write_diffs(r, suite.results["baseline"], suite.work / name)
+        if name != baseline_of(name):
+            write_diffs(r, suite.results[baseline_of(name)], suite.work / name)
         log(f"run {name}: {r.wall_s:.0f} s, published {r.sim.get('published')}, stored {r.stored_batches} batches, "
             f"lost {r.lost_batches}, dup rows {r.dup_rows}")
     plan_name = "short" if args.short else "full"

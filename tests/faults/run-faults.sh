@@ -9,7 +9,8 @@
 #
 # --short        the CI form (5 simulated minutes, 3 kills, 1 broker kill, 1 PG stop, 1 cut; ≤ 6 min)
 # --only         faults to run out of none,sigterm-idle,sigkill-idle,sigterm,sigkill,broker,pgstop,
-#                pgstop-durable,cut (the uninterrupted baseline always runs)
+#                pgstop-durable,cut,sigkill-shards (the uninterrupted baseline always runs; with
+#                sigkill-shards also an uninterrupted run of two aggregators on two shards)
 # --bin DIR      where the waymark and waymark-aggregator binaries are (default .build/release;
 #                scripts/test.sh passes .build/debug, which `swift test` has just built)
 # --keep         keep the run directory (databases, logs) and print where it is

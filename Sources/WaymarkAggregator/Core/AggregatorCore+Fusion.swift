@@ -5,7 +5,7 @@ import WaymarkNotify
 extension AggregatorCore {
     /// Feeds one accepted batch to the fusion workers (each through its `EngineFeed`, as
     /// `waymark replay --batches --workers N` does), then notes what the write needs per entry: devices heard, entrances, raw sightings.
-    mutating func apply(_ batch: SightingBatch, gateway g: Int, offset: Double, receivedAt: Double, payload: [UInt8] = []) {
+    mutating func apply(_ batch: SightingBatch, gateway g: Int, shard: Int = 0, offset: Double, receivedAt: Double, payload: [UInt8] = []) {
         let gatewayID = site.gateways[g].id
         let entrances = entranceRegionsByGateway[g]
         fusion.feed(batch, gateway: g, into: &outputs, handles: &handles)
@@ -22,11 +22,12 @@ extension AggregatorCore {
                 }
             }
             if settings.rawSightings {
-                pending.rawSightings.append(.init(gateway: gatewayID, boot: batch.boot, seq: batch.seq, entry: entry))
+                pending.rawSightings.append(.init(gateway: gatewayID, boot: batch.boot, shard: shard, seq: batch.seq, entry: entry))
             }
         }
         if settings.rawSightings && !batch.sightings.isEmpty {
-            pending.rawSources.append(.init(gateway: gatewayID, boot: batch.boot, seq: batch.seq, receivedAt: receivedAt, payload: payload))
+            pending.rawSources.append(.init(gateway: gatewayID, boot: batch.boot, shard: shard, seq: batch.seq, receivedAt: receivedAt,
+                                            payload: payload))
         }
         var ingest = pending.ingest[.init(gateway: gatewayID, hour: Self.hour(receivedAt))] ?? .init()
         ingest.batches += 1

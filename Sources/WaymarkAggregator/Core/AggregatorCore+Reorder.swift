@@ -76,7 +76,7 @@ extension AggregatorCore {
                 continue
             }
             if let batch = h.batch {
-                apply(batch, gateway: h.gateway, offset: h.offset, receivedAt: h.receivedAt, payload: h.payload)
+                apply(batch, gateway: h.gateway, shard: h.key.shard, offset: h.offset, receivedAt: h.receivedAt, payload: h.payload)
                 fusedEnds[h.key.gateway] = max(fusedEnds[h.key.gateway] ?? -.infinity, batch.end)
             }
             progress.markProcessed(h.key, seq: h.seq)

@@ -53,6 +53,8 @@ public struct WriteBatch: Sendable {
     public struct RawSource: Sendable {
         public var gateway: String
         public var boot: String
+        /// The batch's shard (0 unsharded): with shards a batch is (gateway, boot, shard, seq).
+        public var shard: Int = 0
         public var seq: UInt64
         public var receivedAt: Double
         public var payload: [UInt8]
@@ -61,6 +63,7 @@ public struct WriteBatch: Sendable {
     public struct RawSighting: Sendable {
         public var gateway: String
         public var boot: String
+        public var shard: Int = 0
         public var seq: UInt64
         public var entry: SightingBatch.Entry
     }

@@ -58,12 +58,13 @@ extension AggregatorStore {
 
     /// Raw sightings by COPY (text format).
     func writeRaw(_ db: PostgresConnection, _ rows: [WriteBatch.RawSighting]) throws {
-        try db.copy(into: "sightings", columns: ["site_id", "gateway_id", "boot", "seq", "device_id", "first_at", "last_at",
+        try db.copy(into: "sightings", columns: ["site_id", "gateway_id", "boot", "shard", "seq", "device_id", "first_at", "last_at",
                                                  "count", "rssi_max", "rssi_mean", "rssi_last", "tx"]) { w in
             for r in rows {
                 w.field(siteID, first: true)
                 w.field(r.gateway)
                 w.field(r.boot)
+                w.field(String(r.shard))
                 w.field(String(r.seq))
                 w.field(r.entry.device.rawValue)
                 w.field(Self.timestamp(r.entry.first))

@@ -37,16 +37,16 @@ extension AggregatorStore {
             }
         }
         if !batch.rawSightings.isEmpty {
-            struct Key: Hashable { var gateway: String; var boot: String; var seq: UInt64 }
+            struct Key: Hashable { var gateway: String; var boot: String; var shard: Int; var seq: UInt64 }
             var order: [Key] = []
             var rows: [Key: [WriteBatch.RawSighting]] = [:]
             for r in batch.rawSightings {
-                let k = Key(gateway: r.gateway, boot: r.boot, seq: r.seq)
+                let k = Key(gateway: r.gateway, boot: r.boot, shard: r.shard, seq: r.seq)
                 if rows[k] == nil { order.append(k) }
                 rows[k, default: []].append(r)
             }
             var sources: [Key: WriteBatch.RawSource] = [:]
-            for s in batch.rawSources { sources[Key(gateway: s.gateway, boot: s.boot, seq: s.seq)] = s }
+            for s in batch.rawSources { sources[Key(gateway: s.gateway, boot: s.boot, shard: s.shard, seq: s.seq)] = s }
             for k in order {
                 if let e = try Self.isolated(db, { try writeRaw(db, rows[k]!) }) {
                     let source = sources[k]

@@ -11,8 +11,8 @@ public struct AggregatorStore: Sendable {
     public let siteID: String
     /// The `aggregator_state` row of this aggregator (`ShardOwnership.checkpointKey`; '' for the whole site).
     public let checkpointKey: String
-    /// Migrations of schema/ this aggregator needs (0001–0013).
-    static let requiredVersions = Array(1...13)
+    /// Migrations of schema/ this aggregator needs (0001–0014).
+    static let requiredVersions = Array(1...14)
 
     public init(siteID: String, checkpointKey: String = "") {
         self.siteID = siteID
