@@ -18,6 +18,11 @@ public import WaymarkCore
 public struct FusionWorkers: Sendable {
     public let site: Site
     public let count: Int
+    /// The site's shard count when this is one aggregator of several (`ShardLayout`): the devices of
+    /// one shard share their hash modulo it, so the worker is taken from the hash divided by it
+    /// (with 16 shards and 8 workers, `hash mod 8` would put all of an aggregator's shard-k devices
+    /// on worker k mod 8). 1 unsharded.
+    public let shards: Int
     var workers: [Worker]
     /// Where each entry of the batch being fed went: position in its worker's part × count + worker.
     private var places: [Int32] = []
@@ -47,10 +52,11 @@ public struct FusionWorkers: Sendable {
         }
     }
 
-    /// `count` workers (at least 1) for `site`.
-    public init(site: Site, count: Int = 1) {
+    /// `count` workers (at least 1) for `site`, in an aggregator of a site with `shards` shards.
+    public init(site: Site, count: Int = 1, shards: Int = 1) {
         self.site = site
         self.count = max(1, count)
+        self.shards = max(1, shards)
         let empty = SightingBatch(gateway: "", boot: "", seq: 0, start: 0, end: 0, sightings: [])
         let first = FusionEngine(site: site)
         workers = (0..<self.count).map { w in Worker(engine: w == 0 ? first : FusionEngine(sameSiteAs: first), part: empty) }
@@ -59,12 +65,13 @@ public struct FusionWorkers: Sendable {
     /// The worker that owns `device` among `count`: FNV-1a (64 bit) of the id's UTF-8 bytes, modulo
     /// the count. Fixed forever (a restart, another machine, a replay all place a device alike).
     /// The same hash as the shards of a sharded installation (`ShardLayout.hash`).
-    public static func worker(of device: DeviceID, count: Int) -> Int {
+    /// With `shards` > 1, of the hash divided by the shard count (see ``shards``).
+    public static func worker(of device: DeviceID, count: Int, shards: Int = 1) -> Int {
         guard count > 1 else { return 0 }
-        return Int(ShardLayout.hash(device) % UInt64(count))
+        return Int(ShardLayout.hash(device) / UInt64(max(1, shards)) % UInt64(count))
     }
 
-    func worker(of device: DeviceID) -> Int { Self.worker(of: device, count: count) }
+    func worker(of device: DeviceID) -> Int { Self.worker(of: device, count: count, shards: shards) }
 
     /// Worker `w`'s handle `h` as the global handle callers see (`h × count + w`).
     private func global(_ h: DeviceHandle, worker w: Int) -> DeviceHandle {

@@ -106,6 +106,20 @@ import WaymarkService
         for k in 0..<2 { #expect(owners[k].fusion.deviceCount == checkpointed.filter { layout.shard(of: $0) == k }.count(unique: true)) }
     }
 
+    @Test("an aggregator's fusion workers share its shard's devices (the worker comes from the hash divided by the shard count)")
+    func workersWithinAShard() throws {
+        var c = try core(owning: [1], workers: 2)
+        let t = 1_700_000_000.0
+        let mine = devices(inShard: 1, count: 12)
+        let b = SightingBatch(gateway: "gw-1", boot: "b", seq: 1, start: t, end: t + 1, sightings: mine.map { entry($0, at: t) })
+        #expect(c.handle(topic: topics.sightings("gw-1", shard: 1), payload: try payload(b), receivedAt: t + 1.5) == .accepted(sightings: 12))
+        // hash mod 2 is 1 for every one of them: with the plain modulo all would sit on worker 1.
+        #expect(mine.allSatisfy { FusionWorkers.worker(of: $0, count: 2) == 1 })
+        #expect(c.fusion.engine(0).deviceCount > 0 && c.fusion.engine(1).deviceCount > 0,
+                "\(c.fusion.engine(0).deviceCount) and \(c.fusion.engine(1).deviceCount)")
+        #expect(c.fusion.deviceCount == 12)
+    }
+
     @Test("a restart restores only the owned shards' devices and marks, and records gateway status only with shard 0")
     func restoreAndStatus() throws {
         let t = 1_700_000_000.0

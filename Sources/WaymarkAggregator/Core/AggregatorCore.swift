@@ -87,7 +87,7 @@ public struct AggregatorCore: Sendable {
         self.site = site
         self.topics = topics
         self.settings = settings
-        self.fusion = FusionWorkers(site: site, count: settings.fusionWorkers)
+        self.fusion = FusionWorkers(site: site, count: settings.fusionWorkers, shards: settings.shards.layout.count)
         self.notifier = Notifier(site: site)
         entranceRegionsByGateway = site.regionsByGateway.map { indices in
             indices.filter { site.regions[$0].isEntrance }.map { site.regions[$0].id }
