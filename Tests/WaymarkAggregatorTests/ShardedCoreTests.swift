@@ -71,11 +71,13 @@ import WaymarkService
         #expect(unsharded.handle(topic: topics.sightings("gw-1"), payload: try payload(stray), receivedAt: now) == .accepted(sightings: 3))
     }
 
-    @Test("two aggregators on the two shards record together what one aggregator with two fusion workers records")
-    func twoShardsMatchTwoWorkers() throws {
+    @Test("two aggregators on the two shards with W fusion workers each record together what one aggregator with 2·W workers records",
+          arguments: [1, 2])
+    func twoShardsMatchTwoWorkers(workersPerShard: Int) throws {
+        // A device's group, (hash mod 2, hash ÷ 2 mod W), is hash mod 2W: the same partition.
         let batches = LineWalk.batches(LineWalk.records(devices: 8, path: [0, 1, 2, 3, 2, 1], dwell: 30, start: 1_700_000_000, regions: 4))
-        var owners = [try core(owning: [0]), try core(owning: [1])]
-        var whole = try core(owning: nil, workers: 2)
+        var owners = [try core(owning: [0], workers: workersPerShard), try core(owning: [1], workers: workersPerShard)]
+        var whole = try core(owning: nil, workers: 2 * workersPerShard)
         var seqs: [String: UInt64] = [:]
         var sharded: [WriteBatch] = [], reference: [WriteBatch] = []
         for (i, b) in batches.enumerated() {
