@@ -179,6 +179,25 @@ private extension Array where Element: Hashable {
         }
     }
 
+    @Test("conflicts: another running aggregator's shards that this one owns too; another shard count conflicts on all")
+    func conflicts() throws {
+        let mine = try ShardOwnership.make(layout: ShardLayout(count: 4)!, owned: [1, 2]).get()
+        func status(_ shards: [Int]?, count: Int? = 4, state: GatewayStatus.State = .online, instance: String? = "other") -> ServiceStatus {
+            ServiceStatus(state: state, service: "waymark-aggregator", site: "s", shards: shards, shardCount: count, instance: instance)
+        }
+        #expect(mine.conflicts(with: status([2, 3]), ownInstance: "me") == [2])
+        #expect(mine.conflicts(with: status([0, 3]), ownInstance: "me").isEmpty)
+        #expect(mine.conflicts(with: status([0], count: 2), ownInstance: "me") == [1, 2])
+        #expect(mine.conflicts(with: status([1, 2], instance: "me"), ownInstance: "me").isEmpty, "its own status")
+        #expect(mine.conflicts(with: status([1, 2], state: .offline), ownInstance: "me").isEmpty, "a stopped one")
+        #expect(mine.conflicts(with: status(nil, count: nil, instance: nil), ownInstance: "me").isEmpty, "an unsharded one's status")
+        #expect(ShardOwnership.all(.single).conflicts(with: status([1]), ownInstance: "me").isEmpty)
+        // The status carries them in its JSON, and reads back.
+        let json = status([2, 3]).jsonBytes
+        #expect(String(decoding: json, as: UTF8.self).contains(#""shards":[2,3],"shard_count":4,"instance":"other""#))
+        #expect(try JSONDecoder().decode(ServiceStatus.self, from: Data(json)) == status([2, 3]))
+    }
+
     @Test("subscriptions: the owned shards, the status, and the other layout's batches (to refuse them loudly)")
     func subscriptions() throws {
         let t = Topics(site: "s")

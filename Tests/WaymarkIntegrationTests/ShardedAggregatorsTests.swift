@@ -96,6 +96,10 @@ struct ShardedAggregatorsTests {
             a.signal(SIGTERM)
             #expect(a.wait() == 0, "aggregator \(k): \((try? String(contentsOfFile: logs[k], encoding: .utf8)) ?? "")")
         }
+        for log in logs + [logs[1] + ".2"] {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(!text.contains("another running aggregator owns shards"), "one owner per shard, yet: \(text)")
+        }
 
         // Every window's batch arrived once per shard; every sighting is stored exactly once.
         let file = try AggregatorProcesses.run(common + ["--sightings", dir.path + "/s2.jsonl", "--batches", dir.path + "/b.jsonl"])
@@ -184,5 +188,38 @@ struct ShardedAggregatorsTests {
             #expect((restored ?? 0) > 0, "shard \(k)'s owner restored no device: \(line)")
             #expect((restored ?? 0) <= heard.filter { layout.shard(of: $0) == k }.count, "only shard \(k)'s devices: \(line)")
         }
+    }
+
+    @Test("two running aggregators that own the same shard find out from each other's status and say so")
+    func twoOwnersOfOneShard() throws {
+        let mqtt = try AggregatorTestServices.requireMQTT()
+        let db = try PostgresTestDatabase("shards_double")
+        defer { db.drop() }
+        try PostgresMigrator(directory: repositorySchemaDirectory).migrate(try db.connect())
+        let siteID = "double-\(UInt32.random(in: 0...UInt32.max))"
+        let sitePath = try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 3))
+        let dir = URL(fileURLWithPath: sitePath).deletingLastPathComponent()
+        func launch(_ name: String, own: String) throws -> (AggregatorChild, String) {
+            let log = dir.appendingPathComponent("aggregator-\(name).log").path
+            return (try AggregatorProcesses.launchAggregator([
+                "--site", sitePath, "--broker", mqtt, "--database", db.url, "--metrics-port", "0",
+                "--set", "mqtt.client_id=agg-\(siteID)-\(name)", "--set", "log.level=warning",
+                "--set", "shards.count=4", "--set", "shards.own=\(own)"], log: log), log)
+        }
+        let runs = [try launch("a", own: "0-2"), try launch("b", own: "2,3"), try launch("c", own: "1")]
+        defer { for (a, _) in runs where a.isRunning { a.signal(SIGKILL); _ = a.wait() } }
+        let warned = { (log: String) -> Bool in
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("another running aggregator owns shards this one owns")
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && !runs.allSatisfy({ warned($0.1) }) { Thread.sleep(forTimeInterval: 0.2) }
+        for (a, log) in runs {
+            #expect(warned(log), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            a.signal(SIGTERM)
+            #expect(a.wait() == 0)
+        }
+        // a and b share shard 2, a and c shard 1: each names what it shares.
+        let text = (try? String(contentsOfFile: runs[1].1, encoding: .utf8)) ?? ""
+        #expect(text.contains("shared=2"), "\(text)")
     }
 }

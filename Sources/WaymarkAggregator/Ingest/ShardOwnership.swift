@@ -74,6 +74,16 @@ public struct ShardOwnership: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What another aggregator's status says it owns that this one owns too (empty: nothing, or
+    /// not a running sharded aggregator of another run). A different shard count is a conflict on
+    /// every shard: the two split the devices differently.
+    public func conflicts(with status: ServiceStatus, ownInstance: String) -> [Int] {
+        guard layout.isSharded, status.state == .online, status.service == "waymark-aggregator",
+              let instance = status.instance, instance != ownInstance, let theirs = status.shards else { return [] }
+        guard status.shardCount == layout.count else { return owned }
+        return owned.filter(theirs.contains)
+    }
+
     public var description: String {
         layout.isSharded ? "shards \(owned.map(String.init).joined(separator: ",")) of \(layout.count)" : "unsharded"
     }

@@ -36,8 +36,39 @@ extension AggregatorService {
     }
 
     func availabilityPayload(_ state: GatewayStatus.State) -> [UInt8] {
+        let shards = config.shards
         let status = ServiceStatus(state: state, service: "waymark-aggregator", site: site.id, version: Self.availabilityVersion,
-                                   t: state == .online ? Date().timeIntervalSince1970 : nil)
+                                   t: state == .online ? Date().timeIntervalSince1970 : nil,
+                                   shards: shards.layout.isSharded ? shards.owned : nil,
+                                   shardCount: shards.layout.isSharded ? shards.layout.count : nil,
+                                   instance: shards.layout.isSharded ? instanceID : nil)
         return status.jsonBytes
+    }
+
+    /// The other aggregators' statuses a sharded aggregator follows (its own topic among them).
+    var peerStatusTopics: [String] {
+        config.shards.layout.isSharded ? [topics.aggregatorStatus, topics.aggregatorStatus + "/+"] : []
+    }
+
+    /// Whether `topic` is one of ``peerStatusTopics``.
+    func isPeerStatus(_ topic: String) -> Bool {
+        config.shards.layout.isSharded
+            && (topic == topics.aggregatorStatus || topic.hasPrefix(topics.aggregatorStatus + "/"))
+    }
+
+    /// Another running aggregator that owns shards this one owns (or splits the site into another
+    /// number of shards) fuses those devices too and writes their history twice: said loudly, once
+    /// per other run. Called on libmosquitto's thread.
+    func checkPeer(_ payload: [UInt8]) {
+        guard let status = try? JSONDecoder().decode(ServiceStatus.self, from: Data(payload)) else { return }
+        let shared = config.shards.conflicts(with: status, ownInstance: instanceID)
+        guard !shared.isEmpty, let other = status.instance else { return }
+        let first = lock.withLock { reportedConflicts.insert(other).inserted }
+        guard first else { return }
+        let theirs = (status.shards ?? []).map(String.init).joined(separator: ",")
+        logger.error("another running aggregator owns shards this one owns: both fuse those devices and write their history twice; stop one and give each shard one owner (docs/scaling.md §1)",
+                     metadata: ["shared": .string(shared.map(String.init).joined(separator: ",")),
+                                "theirs": .string("\(theirs) of \(status.shardCount.map(String.init) ?? "?")"),
+                                "ours": .string(config.shards.description)])
     }
 }

@@ -130,7 +130,8 @@ extension AggregatorService {
             client.onPublish = { [weak delivery] mid in delivery?.published(mid: mid) }
         }
         let queue = ingest
-        client.onMessage = { message in
+        client.onMessage = { [self] message in
+            if isPeerStatus(message.topic) { return checkPeer(message.payload) }
             queue.push(DecodeStage.Message(topic: message.topic, payload: message.payload, retained: message.retain,
                                            receivedAt: Date().timeIntervalSince1970))
         }
@@ -148,7 +149,7 @@ extension AggregatorService {
                 if !expected { logger.warning("disconnected from the broker; reconnecting: \(reason)") }
             }
         }
-        for topic in config.shards.subscriptions(topics) { try client.subscribe(topic, qos: 1) }
+        for topic in config.shards.subscriptions(topics) + peerStatusTopics { try client.subscribe(topic, qos: 1) }
         try client.connect(withAvailabilityWill(try config.connection()))
         return client
     }

@@ -40,6 +40,11 @@ public final class AggregatorService: @unchecked Sendable {
     /// marks (`AggregatorCore.currentAcks`), which a restart or a broker outage may have kept from
     /// the gateways.
     var connectedSinceAcks = false
+    /// A random id of this run, in the retained status: sharded aggregators read each other's to
+    /// catch two owners of one shard (`ShardOwnership.conflicts`).
+    let instanceID: String = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    /// Other runs already reported as owning shards of this one's (reported once each; under `lock`).
+    var reportedConflicts: Set<String> = []
     /// Why the service stopped by itself (nil: stopped by `stop()`, i.e. SIGTERM/SIGINT).
     var failure: AggregatorFailure?
     var committedInbox: [[ProgressTracker.Key: UInt64]] = []

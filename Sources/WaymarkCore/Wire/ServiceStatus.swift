@@ -9,13 +9,27 @@ public struct ServiceStatus: Hashable, Sendable, Codable {
     public var version: String?
     /// When the status was published (Unix seconds); absent in the last will.
     public var t: Double?
+    /// A sharded aggregator's shards (`shards.own`), the site's shard count, and a random id of
+    /// this run of it: aggregators read each other's to catch two owners of one shard.
+    public var shards: [Int]?
+    public var shardCount: Int?
+    public var instance: String?
 
-    public init(state: GatewayStatus.State, service: String, site: String, version: String? = nil, t: Double? = nil) {
+    public init(state: GatewayStatus.State, service: String, site: String, version: String? = nil, t: Double? = nil,
+                shards: [Int]? = nil, shardCount: Int? = nil, instance: String? = nil) {
         self.state = state
         self.service = service
         self.site = site
         self.version = version
         self.t = t
+        self.shards = shards
+        self.shardCount = shardCount
+        self.instance = instance
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state, service, site, version, t, shards, instance
+        case shardCount = "shard_count"
     }
 }
 

@@ -69,6 +69,9 @@ extension ServiceStatus {
         ]
         if let version { members.append(("version", .string(version))) }
         if let t { members.append(("t", .double(t))) }
+        if let shards { members.append(("shards", .array(shards.map { .int($0) }))) }
+        if let shardCount { members.append(("shard_count", .int(shardCount))) }
+        if let instance { members.append(("instance", .string(instance))) }
         var out: [UInt8] = []
         JSONValue.object(members).render(into: &out)
         return out
