@@ -13,6 +13,19 @@ import WaymarkPostgres
 struct ShardedAggregatorsTests {
     enum Brokers: String, CaseIterable, Sendable { case one, bridged }
 
+    /// Starts `waymark-aggregator` for `site` owning `own` (a `shards.own` value) of `count` shards,
+    /// logging to `aggregator-<name>.log` beside the site file; returns it with its log's path.
+    static func launch(_ name: String, own: String, count: Int, site: String, siteID: String, broker: String, database: String,
+                       logLevel: String = "warning") throws -> (AggregatorChild, String) {
+        let log = URL(fileURLWithPath: site).deletingLastPathComponent().appendingPathComponent("aggregator-\(name).log").path
+        let child = try AggregatorProcesses.launchAggregator([
+            "--site", site, "--broker", broker, "--database", database, "--metrics-port", "0",
+            "--set", "mqtt.client_id=agg-\(siteID)-\(name)", "--set", "database.flush_interval_ms=100",
+            "--set", "raw_sightings.enabled=true", "--set", "ingest.gap_timeout_s=30", "--set", "log.level=\(logLevel)",
+            "--set", "shards.count=\(count)", "--set", "shards.own=\(own)"], log: log)
+        return (child, log)
+    }
+
     @Test("two aggregators on two shards: zero loss, zero duplicates; SIGKILL of one leaves the other shard's flow untouched",
           arguments: Brokers.allCases)
     func twoShards(brokers: Brokers) throws {
@@ -47,14 +60,12 @@ struct ShardedAggregatorsTests {
             site = s.url
         }
 
-        func arguments(shard: Int) -> [String] {
-            ["--site", sitePath, "--broker", central, "--database", db.url, "--metrics-port", "0",
-             "--set", "mqtt.client_id=agg-\(siteID)-\(shard)", "--set", "database.flush_interval_ms=100",
-             "--set", "raw_sightings.enabled=true", "--set", "ingest.gap_timeout_s=30", "--set", "log.level=warning",
-             "--set", "shards.count=2", "--set", "shards.own=\(shard)"]
+        func launch(shard: Int, run: String = "") throws -> (AggregatorChild, String) {
+            try Self.launch("\(shard)\(run)", own: "\(shard)", count: 2, site: sitePath, siteID: siteID, broker: central, database: db.url)
         }
-        let logs = [0, 1].map { dir.appendingPathComponent("aggregator-\($0).log").path }
-        var aggregators = try [0, 1].map { try AggregatorProcesses.launchAggregator(arguments(shard: $0), log: logs[$0]) }
+        let started = try [0, 1].map { try launch(shard: $0) }
+        var aggregators = started.map(\.0)
+        var logs = started.map(\.1)
         defer { for a in aggregators where a.isRunning { a.signal(SIGKILL); _ = a.wait() } }
         Thread.sleep(forTimeInterval: 1.5)
 
@@ -86,7 +97,10 @@ struct ShardedAggregatorsTests {
         #expect(after.0 > before.0, "shard 0 stopped while shard 1's aggregator was down: \(before) → \(after)")
         #expect(after.1 == before.1, "shard 1 advanced with its aggregator down: \(before) → \(after)")
         #expect(before.1 > 0, "shard 1 had committed nothing before the kill")
-        aggregators[1] = try AggregatorProcesses.launchAggregator(arguments(shard: 1), log: logs[1] + ".2")
+        let restarted = try launch(shard: 1, run: "-again")
+        aggregators[1] = restarted.0
+        let firstLogOfShard1 = logs[1]
+        logs[1] = restarted.1
 
         let status = sim.wait()
         let simOutput = (try? String(contentsOfFile: simLog, encoding: .utf8)) ?? ""
@@ -96,7 +110,7 @@ struct ShardedAggregatorsTests {
             a.signal(SIGTERM)
             #expect(a.wait() == 0, "aggregator \(k): \((try? String(contentsOfFile: logs[k], encoding: .utf8)) ?? "")")
         }
-        for log in logs + [logs[1] + ".2"] {
+        for log in logs + [firstLogOfShard1] {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(!text.contains("another running aggregator owns shards"), "one owner per shard, yet: \(text)")
         }
@@ -132,13 +146,7 @@ struct ShardedAggregatorsTests {
         let sitePath = try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 5))
         let dir = URL(fileURLWithPath: sitePath).deletingLastPathComponent()
         func launch(_ name: String, own: String) throws -> (AggregatorChild, String) {
-            let log = dir.appendingPathComponent("aggregator-\(name).log").path
-            let child = try AggregatorProcesses.launchAggregator([
-                "--site", sitePath, "--broker", mqtt, "--database", db.url, "--metrics-port", "0",
-                "--set", "mqtt.client_id=agg-\(siteID)-\(name)", "--set", "database.flush_interval_ms=100",
-                "--set", "raw_sightings.enabled=true", "--set", "log.level=info",
-                "--set", "shards.count=2", "--set", "shards.own=\(own)"], log: log)
-            return (child, log)
+            try Self.launch(name, own: own, count: 2, site: sitePath, siteID: siteID, broker: mqtt, database: db.url, logLevel: "info")
         }
         // One aggregator owns both shards; mid-stream it is stopped and the shards go to two.
         let (first, firstLog) = try launch("both", own: "0,1")
@@ -198,13 +206,8 @@ struct ShardedAggregatorsTests {
         try PostgresMigrator(directory: repositorySchemaDirectory).migrate(try db.connect())
         let siteID = "double-\(UInt32.random(in: 0...UInt32.max))"
         let sitePath = try aggregatorTempFile("site.yaml", AggregatorTestVenue.yaml(site: siteID, count: 3))
-        let dir = URL(fileURLWithPath: sitePath).deletingLastPathComponent()
         func launch(_ name: String, own: String) throws -> (AggregatorChild, String) {
-            let log = dir.appendingPathComponent("aggregator-\(name).log").path
-            return (try AggregatorProcesses.launchAggregator([
-                "--site", sitePath, "--broker", mqtt, "--database", db.url, "--metrics-port", "0",
-                "--set", "mqtt.client_id=agg-\(siteID)-\(name)", "--set", "log.level=warning",
-                "--set", "shards.count=4", "--set", "shards.own=\(own)"], log: log), log)
+            try Self.launch(name, own: own, count: 4, site: sitePath, siteID: siteID, broker: mqtt, database: db.url)
         }
         let runs = [try launch("a", own: "0-2"), try launch("b", own: "2,3"), try launch("c", own: "1")]
         defer { for (a, _) in runs where a.isRunning { a.signal(SIGKILL); _ = a.wait() } }
