@@ -198,6 +198,18 @@ private extension Array where Element: Hashable {
         #expect(try JSONDecoder().decode(ServiceStatus.self, from: Data(json)) == status([2, 3]))
     }
 
+    @Test("metrics: one shard_owned gauge per owned shard (shard 0 unsharded), and the conflicts counter")
+    func metrics() throws {
+        let site = try LineVenue.site(count: 4)
+        var config = try load(["shards.count": "4", "shards.own": "1,3"])
+        let text = String(decoding: AggregatorService(config: config, site: site).metricsText(), as: UTF8.self)
+        #expect(text.contains(#"waymark_aggregator_shard_owned{shard="1"} 1"#) && text.contains(#"waymark_aggregator_shard_owned{shard="3"} 1"#), "\(text)")
+        #expect(!text.contains(#"shard_owned{shard="0"}"#) && text.contains("waymark_aggregator_shard_conflicts_total 0"))
+        config = try load([:])
+        let plain = String(decoding: AggregatorService(config: config, site: site).metricsText(), as: UTF8.self)
+        #expect(plain.contains(#"waymark_aggregator_shard_owned{shard="0"} 1"#))
+    }
+
     @Test("subscriptions: the owned shards, the status, and the other layout's batches (to refuse them loudly)")
     func subscriptions() throws {
         let t = Topics(site: "s")

@@ -19,6 +19,10 @@ final class AggregatorMetrics: Sendable {
     let ingestQueue: Gauge
     let devices: Gauge
     let devicesForgotten: Counter
+    /// 1 per shard this aggregator owns (`shard` label), so that `count by (shard)` over all
+    /// aggregators shows a shard with no owner or two; and other runs found owning one of them.
+    let shardOwned: [Gauge]
+    let shardConflicts: Counter
     let dbUp: Gauge
     let heldBatches: Gauge
     let lateBatches: Counter
@@ -55,7 +59,7 @@ final class AggregatorMetrics: Sendable {
     let commitRows: ValueHistogram
     let commitSeconds: DurationHistogram
 
-    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), gateways: [String] = []) {
+    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), gateways: [String] = [], shards: [Int] = [0]) {
         self.registry = registry
         func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
             MetricNameDescriptor(namespace: "waymark", subsystem: "aggregator", metricName: metric, unitName: unit, helpText: help)
@@ -84,6 +88,12 @@ final class AggregatorMetrics: Sendable {
         devicesForgotten = registry.makeCounter(descriptor: name("devices_forgotten", "total",
             "Idle devices the fusion engine forgot after fusion.forget_after_s without a sighting."))
         dbUp = registry.makeGauge(descriptor: name("db", "up", "1 while the last write succeeded, 0 while PostgreSQL is failing."))
+        shardOwned = shards.map { k in
+            registry.makeGauge(descriptor: name("shard_owned", "", "1 for each shard this aggregator owns (shards.own; shard 0 of 1 unsharded)."),
+                               labels: [("shard", String(k))])
+        }
+        shardConflicts = registry.makeCounter(descriptor: name("shard_conflicts", "total",
+            "Other running aggregators found owning a shard this one owns (each logged once): their devices are fused twice."))
         heldBatches = registry.makeGauge(descriptor: name("reorder_held", "batches", "Batches held for event-time ordering."))
         lateBatches = registry.makeCounter(descriptor: name("late_batches", "total", "Batches that arrived behind the event-time watermark (fused late)."))
         parkedBatches = registry.makeGauge(descriptor: name("parked", "batches",

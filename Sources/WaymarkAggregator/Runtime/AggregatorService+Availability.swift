@@ -65,6 +65,7 @@ extension AggregatorService {
         guard !shared.isEmpty, let other = status.instance else { return }
         let first = lock.withLock { reportedConflicts.insert(other).inserted }
         guard first else { return }
+        metrics.shardConflicts.increment()
         let theirs = (status.shards ?? []).map(String.init).joined(separator: ",")
         logger.error("another running aggregator owns shards this one owns: both fuse those devices and write their history twice; stop one and give each shard one owner (docs/scaling.md §1)",
                      metadata: ["shared": .string(shared.map(String.init).joined(separator: ",")),

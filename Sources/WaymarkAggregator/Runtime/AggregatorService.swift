@@ -73,7 +73,8 @@ public final class AggregatorService: @unchecked Sendable {
         self.site = site
         self.logger = logger
         topics = config.topicPrefix.map(Topics.init(prefix:)) ?? Topics(site: site.id)
-        metrics = AggregatorMetrics(gateways: site.gateways.map(\.id))
+        metrics = AggregatorMetrics(gateways: site.gateways.map(\.id), shards: config.shards.owned)
+        for gauge in metrics.shardOwned { gauge.set(Int64(1)) }
         store = AggregatorStore(siteID: site.id, checkpointKey: config.shards.checkpointKey)
         var settings = AggregatorCore.Settings()
         settings.maxPayloadBytes = config.maxPayloadBytes
