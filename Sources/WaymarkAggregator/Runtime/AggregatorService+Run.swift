@@ -105,11 +105,9 @@ extension AggregatorService {
                     logger.warning("device checkpoints from another engine version ignored; those devices start fresh",
                                    metadata: ["count": .stringConvertible(restored.undecodable)])
                 }
-                // With shards, what this aggregator takes of the site's checkpoints (AggregatorCore.restore).
-                let shards = config.shards
-                logger.info("restored", metadata: [
-                    "devices": .stringConvertible(shards.ownsAll ? restored.devices.count : restored.devices.filter { shards.owns(device: $0.device) }.count),
-                    "gateway_boots": .stringConvertible(shards.ownsAll ? restored.progress.count : restored.progress.keys.filter { shards.owns(shard: $0.shard) }.count)])
+                // What the core took (with shards, only its own shards' part of the site's checkpoints).
+                logger.info("restored", metadata: ["devices": .stringConvertible(core.fusion.deviceCount),
+                                                   "gateway_boots": .stringConvertible(core.progress.committed.count)])
                 metrics.dbUp.set(Double(1))
                 db.close()
                 return true

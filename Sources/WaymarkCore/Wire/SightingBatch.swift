@@ -175,13 +175,11 @@ public struct Topics: Hashable, Sendable {
     public var allShardedSightings: String { "\(prefix)/gateways/+/sightings/+" }
     public var allStatus: String { "\(prefix)/gateways/+/status" }
 
-    /// The gateway level of a `…/gateways/<gw>/<kind>` topic, or nil when it is not one.
+    /// The gateway level of a `…/gateways/<gw>/<kind>` topic, or nil when it is not one (nor is
+    /// one with a shard level: ``gatewayTopic(_:)``).
     public func gateway(inTopic topic: String) -> (gateway: String, kind: String)? {
-        let head = prefix + "/gateways/"
-        guard topic.hasPrefix(head) else { return nil }
-        let rest = topic.dropFirst(head.count).split(separator: "/", omittingEmptySubsequences: false)
-        guard rest.count == 2, !rest[0].isEmpty else { return nil }
-        return (String(rest[0]), String(rest[1]))
+        guard let (gateway, kind, shard) = gatewayTopic(topic), shard == nil else { return nil }
+        return (gateway, kind)
     }
 
     /// A gateway topic with its shard level: `…/gateways/<gw>/<kind>` (shard nil) or
