@@ -144,6 +144,45 @@ import WaymarkService
         #expect(first.handle(topic: topics.status("gw-1"), payload: status, receivedAt: t + 2) == .status(gateway: "gw-1"))
         #expect(first.sealWrite()?.statuses.count == 1)
     }
+
+    @Test("a new owner without a checkpoint of its own starts from the calibration another aggregator of the site saved, worker by worker")
+    func calibrationSeed() throws {
+        // The whole site with two workers learns the venue from a walk along the line.
+        let batches = LineWalk.batches(LineWalk.records(devices: 8, path: [0, 1, 2, 3, 2, 1], dwell: 30, start: 1_700_000_000, regions: 4))
+        var whole = try core(owning: nil, workers: 2)
+        var last: WriteBatch?
+        for b in batches {
+            _ = whole.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1)
+            if let w = whole.sealWrite() { last = w }
+        }
+        let state = try #require(last?.aggregatorState)
+        let workers = try #require(state.fusionWorkers)
+        #expect(workers.count == 2)
+        let learned = (0..<2).map { whole.fusion.engine($0).calibration.updates }
+        #expect(learned.allSatisfy { $0 > 0 }, "\(learned)")
+
+        let seed = AggregatorStore.calibrationSeed(from: state)
+        #expect(seed.count == 2 && seed.allSatisfy { $0.nextTick == -1 && $0.gatewayHealth == nil && $0.calibration != nil })
+        // Three workers take the saved two in turn; the clock is not carried over.
+        var moved = try core(owning: [1], workers: 3)
+        moved.restore(devices: [], progress: [:], state: nil, calibrationSeed: seed)
+        #expect((0..<3).map { moved.fusion.engine($0).calibration.updates } == [learned[0], learned[1], learned[0]])
+        #expect(moved.fusion.engine(0).calibration == whole.fusion.engine(0).calibration)
+        // Without a seed: the site file's values; with a state of its own, the seed is not used.
+        var fresh = try core(owning: [1])
+        fresh.restore(devices: [], progress: [:], state: nil)
+        #expect(fresh.fusion.engine(0).calibration.updates == 0)
+        var own = AggregatorCheckpoint()
+        own.fusionWorkers = [FusionWorkerCheckpoint(nextTick: -1, calibration: nil, gatewayHealth: nil)]
+        var resumed = try core(owning: [1])
+        resumed.restore(devices: [], progress: [:], state: own, calibrationSeed: seed)
+        #expect(resumed.fusion.engine(0).calibration.updates == 0)
+        // A checkpoint from before workers holds one calibration.
+        var single = AggregatorCheckpoint()
+        single.calibration = workers[1].calibration
+        #expect(AggregatorStore.calibrationSeed(from: single).map(\.calibration) == [workers[1].calibration])
+        #expect(AggregatorStore.calibrationSeed(from: AggregatorCheckpoint()).isEmpty)
+    }
 }
 
 private extension Array where Element: Hashable {

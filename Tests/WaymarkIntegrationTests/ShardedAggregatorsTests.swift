@@ -195,7 +195,16 @@ struct ShardedAggregatorsTests {
             let restored = line.firstMatch(of: /devices=(\d+)/).flatMap { Int($0.1) }
             #expect((restored ?? 0) > 0, "shard \(k)'s owner restored no device: \(line)")
             #expect((restored ?? 0) <= heard.filter { layout.shard(of: $0) == k }.count, "only shard \(k)'s devices: \(line)")
+            // Nor does a move send the venue calibration back to the site file's values: each new
+            // owner started from what the whole-site aggregator had learned.
+            #expect(text.contains("its venue calibration starts from the one the site's last other aggregator saved")
+                    && text.contains("from_shards=all"), "\(text)")
         }
+        let learned = try conn.query("""
+            SELECT shards, (state->'calibration'->'calibration'->>'updates')::float8 FROM aggregator_state WHERE site_id = $1 ORDER BY shards
+            """, [siteID]).rows.map { (try $0.string(0), try $0.decode(Double.self, 1)) }
+        #expect(learned.count == 3 && learned[0].1 > 0, "\(learned)")
+        for (key, updates) in learned.dropFirst() { #expect(updates > learned[0].1, "\(key) went on from the whole site's \(learned[0].1): \(updates)") }
     }
 
     @Test("two running aggregators that own the same shard find out from each other's status and say so")

@@ -75,10 +75,13 @@ extension AggregatorCore {
 
     /// Restores what a previous run committed: device checkpoints, high-water marks and the
     /// site-wide state. Call before the first message. With shards, only the owned shards'
-    /// devices and marks are taken (the database holds every aggregator's).
+    /// devices and marks are taken (the database holds every aggregator's). Without a state of its
+    /// own, the workers start from `calibrationSeed` (another aggregator's calibrations of the
+    /// same venue, `AggregatorStore.Restored.calibrationSeed`) when given: moving a shard, or
+    /// splitting a site in shards, does not send the new owner back to the site file's values.
     public mutating func restore(devices: [DeviceCheckpoint], progress marks: [ProgressTracker.Key: UInt64],
                                  state: AggregatorCheckpoint?, statuses: [String: StatusSummary] = [:], now: Double? = nil,
-                                 notifierStates: [NotifierCheckpoint] = []) {
+                                 notifierStates: [NotifierCheckpoint] = [], calibrationSeed: [FusionWorkerCheckpoint] = []) {
         let shards = settings.shards
         for cp in devices where shards.owns(device: cp.device) { fusion.restore(cp) }
         notifier.restore(shards.ownsAll ? notifierStates : notifierStates.filter { shards.owns(device: $0.device) })
@@ -96,6 +99,8 @@ extension AggregatorCore {
                 c.restore(offset: offset)
                 clocks[gw] = c
             }
+        } else if !calibrationSeed.isEmpty {
+            fusion.restore(workers: calibrationSeed)
         }
         restoreReorder(now: now)
     }

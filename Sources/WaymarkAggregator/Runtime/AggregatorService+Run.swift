@@ -79,7 +79,13 @@ extension AggregatorService {
                 try store.syncSite(db, site)
                 let restored = try store.load(db)
                 core.restore(devices: restored.devices, progress: restored.progress, state: restored.state,
-                             statuses: restored.statuses, now: Self.now(), notifierStates: restored.notifierStates)
+                             statuses: restored.statuses, now: Self.now(), notifierStates: restored.notifierStates,
+                             calibrationSeed: restored.calibrationSeed)
+                if let key = restored.calibrationSeedKey {
+                    logger.info("no checkpoint of this aggregator's own yet: its venue calibration starts from the one the site's last other aggregator saved",
+                                metadata: ["from_shards": .string(key.isEmpty ? "all" : key),
+                                           "calibrated_seconds": .stringConvertible(Int(core.fusion.calibration.updates))])
+                }
                 do {
                     try maintainPartitions(db, now: Self.now())
                     startupPartitionUpkeepAt = Self.now()

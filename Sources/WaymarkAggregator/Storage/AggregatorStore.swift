@@ -81,6 +81,12 @@ public struct AggregatorStore: Sendable {
         public var notifierStates: [NotifierCheckpoint] = []
         /// Notifier states that could not be decoded (those devices' rules start afresh).
         public var undecodableNotifierStates = 0
+        /// When this aggregator has no checkpoint row of its own (its first start, or its shards
+        /// just moved): the venue calibration held by the site's most recently written other row,
+        /// one per fusion worker of that aggregator, to start from instead of the site file's
+        /// values (`AggregatorCore.restore(calibrationSeed:)`); and that row's key.
+        public var calibrationSeed: [FusionWorkerCheckpoint] = []
+        public var calibrationSeedKey: String?
     }
 
     public func load(_ db: PostgresConnection) throws -> Restored {
@@ -119,7 +125,23 @@ public struct AggregatorStore: Sendable {
                                   [siteID, checkpointKey]).first {
             r.state = try? decoder.decode(AggregatorCheckpoint.self, from: Data(try row.string(0).utf8))
         }
+        if r.state == nil, let row = try db.query("""
+            SELECT shards, state::text FROM aggregator_state WHERE site_id = $1 AND shards <> $2
+            ORDER BY updated_at DESC, shards LIMIT 1
+            """, [siteID, checkpointKey]).first,
+           let other = try? decoder.decode(AggregatorCheckpoint.self, from: Data(try row.string(1).utf8)) {
+            r.calibrationSeed = Self.calibrationSeed(from: other)
+            if !r.calibrationSeed.isEmpty { r.calibrationSeedKey = try row.string(0) }
+        }
         return r
+    }
+
+    /// The calibrations another aggregator of the site saved, one per fusion worker (from before
+    /// workers: its single one), without its clock or gateway health: the venue's radio is the
+    /// same whichever aggregator learned it; the rest was that aggregator's own.
+    static func calibrationSeed(from other: AggregatorCheckpoint) -> [FusionWorkerCheckpoint] {
+        let saved = other.fusionWorkers?.map(\.calibration) ?? [other.calibration]
+        return saved.compactMap { $0 }.map { FusionWorkerCheckpoint(nextTick: -1, calibration: $0, gatewayHealth: nil) }
     }
 
     /// Creates the raw-sighting partitions around today and drops those older than `retentionDays`.
