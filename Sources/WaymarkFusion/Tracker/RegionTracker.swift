@@ -228,7 +228,7 @@ struct RegionTracker: Sendable, Hashable, Codable {
         return time
     }
 
-    /// y[k] += a · x[k] for k in 0..<n, eight at a time. Each element gets the same product and
+    /// y[k] += a · x[k] for k in 0..<n, eight at a time (then four). Each element gets the same product and
     /// the same sum, in the same order over calls, as the scalar loop (a multiply, then an add: no
     /// fused multiply-add), so the results are bit for bit those of `y[k] += a * x[k]`; written
     /// out because the scalar loop's checked index arithmetic kept the compiler from vectorising
@@ -242,6 +242,12 @@ struct RegionTracker: Sendable, Hashable, Codable {
             let vy = UnsafeRawPointer(y + k).loadUnaligned(as: SIMD8<Float>.self)
             UnsafeMutableRawPointer(y + k).storeBytes(of: vy + va * vx, as: SIMD8<Float>.self)
             k &+= 8
+        }
+        if k &+ 4 <= n {
+            let vx = UnsafeRawPointer(x + k).loadUnaligned(as: SIMD4<Float>.self)
+            let vy = UnsafeRawPointer(y + k).loadUnaligned(as: SIMD4<Float>.self)
+            UnsafeMutableRawPointer(y + k).storeBytes(of: vy + SIMD4(repeating: a) * vx, as: SIMD4<Float>.self)
+            k &+= 4
         }
         while k < n {
             y[k] += a * x[k]
