@@ -73,6 +73,66 @@ struct LiveVenueTests {
         let region = venue.site.regions[0].id
         venue.apply(topic: "\(venue.prefix)/devices/mac:aa-bb-cc-dd-ee-01/state", payload: Self.state("mac:aa-bb-cc-dd-ee-01", region: region), retained: false, receivedAt: 0)
         let json = ConsoleRoutes.liveJSON(venue)
-        #expect(json == #"{"version":1,"devices":1,"occupancy":{"\#(region)":1},"gateways":{}}"#)
+        #expect(json == #"{"version":1,"devices":1,"occupancy":{"\#(region)":1},"gateways":{},"aggregators":{}}"#)
+        let online = ServiceStatus(state: .online, service: "waymark-aggregator", site: venue.site.id, version: "0.1.0", t: 10,
+                                   shards: [1], shardCount: 2, instance: "r2")
+        venue.apply(topic: "\(venue.prefix)/aggregator/status/1", payload: online.jsonBytes, retained: true, receivedAt: 11)
+        #expect(ConsoleRoutes.liveJSON(venue).hasSuffix(#""aggregators":{"1":{"state":"online","shards":[1],"shard_count":2}}}"#))
+    }
+
+    func status(_ state: GatewayStatus.State, shards: [Int]? = nil, of count: Int? = nil, t: Double? = 100) -> [UInt8] {
+        ServiceStatus(state: state, service: "waymark-aggregator", site: "s", version: "0.1.0", t: t,
+                      shards: shards, shardCount: count, instance: shards.map { "run-\($0)" }).jsonBytes
+    }
+
+    @Test func aggregatorStatusesShowWhoOwnsEachShard() throws {
+        var venue = try Self.venue()
+        let base = "\(venue.prefix)/aggregator/status"
+        #expect(venue.shardCoverage == nil, "no aggregator heard of yet")
+        // One unsharded aggregator owns the whole site.
+        #expect(venue.apply(topic: base, payload: status(.online), retained: true, receivedAt: 101) == nil)
+        #expect(venue.aggregators[""]?.shards == nil && venue.aggregators[""]?.statusTime == 100)
+        #expect(venue.shardCoverage == .init(count: 1, owners: [[""]], declaredCounts: []))
+        #expect(GatewaysPage.aggregators(venue).contains("The whole site has one running aggregator."))
+
+        // Four shards on three aggregators: shard 0's owner on the base topic, the others below it.
+        venue.apply(topic: base, payload: status(.online, shards: [0, 1], of: 4), retained: true, receivedAt: 102)
+        venue.apply(topic: base + "/2", payload: status(.online, shards: [2], of: 4), retained: true, receivedAt: 102)
+        #expect(venue.apply(topic: base + "/3", payload: status(.online, shards: [3], of: 4), retained: true, receivedAt: 102) == nil)
+        var coverage = try #require(venue.shardCoverage)
+        #expect(coverage.count == 4 && coverage.owners == [[""], [""], ["2"], ["3"]] && coverage.unowned.isEmpty && coverage.doubled.isEmpty)
+        let page = GatewaysPage.aggregators(venue)
+        #expect(page.contains("Each of the 4 shards has one running aggregator.") && page.contains("0, 1 of 4") && !page.contains("class=\"error\""))
+
+        // Shard 3's owner goes (its last will), and another one takes shard 2 as well.
+        venue.apply(topic: base + "/3", payload: status(.offline, shards: [3], of: 4, t: nil), retained: true, receivedAt: 103)
+        venue.apply(topic: base + "/2-3", payload: status(.online, shards: [2, 3], of: 4), retained: true, receivedAt: 104)
+        coverage = try #require(venue.shardCoverage)
+        #expect(coverage.unowned.isEmpty && coverage.doubled == [2] && coverage.owners[2] == ["2", "2-3"])
+        #expect(GatewaysPage.aggregators(venue).contains("Shard 2 is owned by two running aggregators"))
+        venue.apply(topic: base + "/2-3", payload: [], retained: true, receivedAt: 105)   // a cleared retained status
+        #expect(venue.aggregators["2-3"] == nil)
+        #expect(try #require(venue.shardCoverage).unowned == [3])
+        #expect(GatewaysPage.aggregators(venue).contains("No running aggregator owns shard 3 of 4"))
+
+        // Another shard count is a misconfiguration; the bare word works as a will; other services and junk are refused.
+        venue.apply(topic: base + "/5", payload: status(.online, shards: [5], of: 8), retained: false, receivedAt: 106)
+        #expect(try #require(venue.shardCoverage).declaredCounts == [4, 8])
+        #expect(GatewaysPage.aggregators(venue).contains("different numbers of shards (4, 8)"))
+        venue.apply(topic: base + "/5", payload: Array("offline".utf8), retained: false, receivedAt: 107)
+        #expect(venue.aggregators["5"]?.state == "offline" && venue.aggregators["5"]?.shards == nil)
+        let version = venue.version
+        let ha = ServiceStatus(state: .online, service: "waymark-homeassistant", site: "s").jsonBytes
+        for bad in [ha, Array(#"{"state":"online","shards":[1,"x"]}"#.utf8), Array(#"{"state":"maybe"}"#.utf8), Array("{".utf8)] {
+            #expect(venue.apply(topic: base + "/9", payload: bad, retained: false, receivedAt: 108) == "unreadable aggregator status")
+        }
+        #expect(venue.version == version && venue.aggregators["9"] == nil)
+        #expect(venue.apply(topic: base + "/1/x", payload: status(.online), retained: false, receivedAt: 109) == "unexpected topic")
+
+        // Every aggregator offline.
+        for key in Array(venue.aggregators.keys) { venue.apply(topic: key.isEmpty ? base : base + "/" + key, payload: status(.offline, t: nil), retained: true, receivedAt: 110) }
+        #expect(venue.shardCoverage == nil)
+        #expect(GatewaysPage.aggregators(venue).contains("No aggregator is online"))
+        #expect(venue.topics.contains(base) && venue.topics.contains(base + "/+"))
     }
 }

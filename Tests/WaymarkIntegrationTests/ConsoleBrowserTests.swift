@@ -159,6 +159,10 @@ struct ConsoleBrowserTests {
         #expect(seen["gateways_error"] == nil || seen["gateways_error"] is NSNull, "\(seen["gateways_error"] ?? "")")
         let lobby = (seen["gateways_rows"] as? [[String]] ?? []).first { $0.first == "gw-lobby" } ?? []
         #expect(lobby.count == 10 && lobby[2] == "online" && (Int(lobby[7]) ?? 0) >= 1, "gw-lobby on the gateways page: \(lobby)")
+        // The running aggregator's retained status: online, owning the whole (unsharded) site.
+        let aggregators = seen["aggregators_rows"] as? [[String]] ?? []
+        #expect(aggregators.count == 1 && aggregators.first?.prefix(3) == ["aggregator/status", "online", "all"], "\(aggregators)")
+        #expect(seen["shard_coverage"] as? String == "The whole site has one running aggregator.", "\(seen["shard_coverage"] ?? "nil")")
 
         // The report renders, and its CSV is the same table.
         #expect((seen["report_title"] as? String)?.hasPrefix("traffic") == true, "report: \(seen["report_title"] ?? "nil") \(seen["report_error"] ?? "")")
@@ -174,13 +178,13 @@ struct ConsoleBrowserTests {
 
         // Screenshots are PNGs with something drawn.
         let shots = seen["screenshots"] as? [String: [String: Any]] ?? [:]
-        #expect(shots.count == 4)
+        #expect(shots.count == 5)
         for (name, stats) in shots {
             let colours = stats["colours"] as? Int ?? 0, sd = stats["luminance_sd"] as? Double ?? 0
             #expect(colours >= 8 && sd > 2, "\(name) looks blank: \(stats)")
         }
         if let keep = ProcessInfo.processInfo.environment["WAYMARK_KEEP_SCREENSHOTS"] {
-            for name in ["map-before.png", "map-after.png", "report.png", "device.png"] {
+            for name in ["map-before.png", "map-after.png", "report.png", "device.png", "gateways.png"] {
                 try? FileManager.default.removeItem(atPath: "\(keep)/console-\(name)")
                 try? FileManager.default.copyItem(atPath: dir.appendingPathComponent(name).path, toPath: "\(keep)/console-\(name)")
             }

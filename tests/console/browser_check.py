@@ -226,6 +226,9 @@ def main():
         browser.goto(f"{args.base}/gateways", "/gateways")
         seen["gateways_rows"] = browser.evaluate(f"({rows})('gateways')")
         seen["gateways_error"] = browser.evaluate("(document.querySelector('main .error') || {}).textContent || null")
+        seen["aggregators_rows"] = browser.evaluate(f"({rows})('aggregators')")
+        seen["shard_coverage"] = browser.evaluate("(document.getElementById('shard-coverage') || {}).textContent || null")
+        browser.screenshot(os.path.join(args.out, "gateways.png"))
 
         browser.goto(f"{args.base}/reports?{args.report}", "/reports")
         seen["report_title"] = browser.evaluate("(document.getElementById('report-title') || {}).textContent || null")
@@ -243,7 +246,7 @@ def main():
         seen["csv"] = {k: download[k] for k in ("status", "type", "disposition")}
         seen["csv_lines"] = download["body"].splitlines()
         seen["screenshots"] = {name: png_stats(os.path.join(args.out, name))
-                               for name in ("map-before.png", "map-after.png", "report.png", "device.png")}
+                               for name in ("map-before.png", "map-after.png", "report.png", "device.png", "gateways.png")}
     except Exception as error:  # reported to the test as JSON with what was seen so far
         seen["error"] = str(error)
     finally:

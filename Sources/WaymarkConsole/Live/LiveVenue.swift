@@ -31,10 +31,42 @@ public struct LiveVenue: Sendable {
         public var clockOffsetS: Double?
     }
 
+    /// An aggregator's retained status (`…/aggregator/status`, or `…/aggregator/status/<shards>`
+    /// for a sharded aggregator that does not own shard 0; docs/scaling.md §1).
+    public struct Aggregator: Sendable, Equatable {
+        /// The status topic's level after `…/aggregator/status` ('' for that topic itself).
+        public var key: String
+        public var state: String
+        public var version: String?
+        /// The shards it owns; nil: the whole site (an unsharded aggregator).
+        public var shards: [Int]?
+        public var shardCount: Int?
+        /// The status's own time (absent in the last will) and when the console received it.
+        public var statusTime: Double?
+        public var receivedAt: Double
+    }
+
+    /// Which running aggregator owns each shard (`shardCoverage`).
+    public struct ShardCoverage: Sendable, Equatable {
+        /// Shards of the site (1: unsharded), as the running aggregators declare it (the largest).
+        public var count: Int
+        /// Per shard, the keys of the running aggregators that own it.
+        public var owners: [[String]]
+        /// The shard counts the running aggregators declare; more than one is a misconfiguration.
+        public var declaredCounts: [Int]
+
+        /// Shards no running aggregator owns: their batches wait in the gateways' spools.
+        public var unowned: [Int] { owners.indices.filter { owners[$0].isEmpty } }
+        /// Shards two or more running aggregators own: both fuse those devices and write them twice.
+        public var doubled: [Int] { owners.indices.filter { owners[$0].count > 1 } }
+    }
+
     public let site: Site
     public let prefix: String
     public private(set) var devices: [String: Device] = [:]
     public private(set) var gateways: [String: Gateway] = [:]
+    /// Aggregators by status-topic key, online or offline (a clean stop or the last will).
+    public private(set) var aggregators: [String: Aggregator] = [:]
     /// Bumped on every change, so watchers can tell whether to send an update.
     public private(set) var version = 0
     /// Messages that could not be read, by cause (logged once per cause by the feed).
@@ -46,7 +78,19 @@ public struct LiveVenue: Sendable {
     }
 
     /// The subscriptions that feed this state.
-    public var topics: [String] { ["\(prefix)/devices/+/state", "\(prefix)/gateways/+/status"] }
+    public var topics: [String] {
+        ["\(prefix)/devices/+/state", "\(prefix)/gateways/+/status", "\(prefix)/aggregator/status", "\(prefix)/aggregator/status/+"]
+    }
+
+    /// Who owns each shard among the online aggregators; nil when none is online.
+    public var shardCoverage: ShardCoverage? {
+        let online = aggregators.values.filter { $0.state == "online" }.sorted { $0.key < $1.key }
+        guard !online.isEmpty else { return nil }
+        let declared = Set(online.compactMap(\.shardCount)).sorted()
+        let count = max(1, declared.last ?? 1)
+        let owners = (0..<count).map { k in online.filter { $0.shards.map { $0.contains(k) } ?? true }.map(\.key) }
+        return ShardCoverage(count: count, owners: owners, declaredCounts: declared)
+    }
 
     /// Devices whose live region is each region (regions without any are absent).
     public var occupancy: [String: Int] {
@@ -62,6 +106,9 @@ public struct LiveVenue: Sendable {
     public mutating func apply(topic: String, payload: [UInt8], retained: Bool, receivedAt: Double) -> String? {
         guard topic.hasPrefix(prefix + "/") else { return reject("topic outside the prefix") }
         let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        if levels.count >= 2 && levels.count <= 3 && levels[0] == "aggregator" && levels[1] == "status" {
+            return applyAggregator(key: levels.count == 3 ? String(levels[2]) : "", payload: payload, receivedAt: receivedAt)
+        }
         guard levels.count == 3 else { return reject("unexpected topic") }
         let name = String(levels[1])
         switch (levels[0], levels[2]) {
@@ -89,6 +136,20 @@ public struct LiveVenue: Sendable {
         default:
             return reject("unexpected topic")
         }
+    }
+
+    private mutating func applyAggregator(key: String, payload: [UInt8], receivedAt: Double) -> String? {
+        if payload.isEmpty {
+            // A cleared retained status: that aggregator is retired.
+            if aggregators.removeValue(forKey: key) != nil { version += 1 }
+            return nil
+        }
+        guard let aggregator = LiveMessages.aggregatorStatus(payload, key: key, receivedAt: receivedAt) else {
+            return reject("unreadable aggregator status")
+        }
+        aggregators[key] = aggregator
+        version += 1
+        return nil
     }
 
     private mutating func reject(_ cause: String) -> String {

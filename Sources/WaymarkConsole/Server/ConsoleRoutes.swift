@@ -143,9 +143,13 @@ struct ConsoleRoutes: Sendable {
         let gateways = venue.gateways.sorted { $0.key < $1.key }.map { id, g in
             (id, JSONValue.object([("state", .string(g.state)), ("spool_depth", .int(g.spoolDepth))]))
         }
+        let aggregators = venue.aggregators.sorted { $0.key < $1.key }.map { key, a in
+            (key, JSONValue.object([("state", .string(a.state)), ("shards", a.shards.map { .array($0.map { .int($0) }) } ?? .null),
+                                    ("shard_count", a.shardCount.map { .int($0) } ?? .null)]))
+        }
         return JSONValue.object([
             ("version", .int(venue.version)), ("devices", .int(venue.devices.count)),
-            ("occupancy", .object(occupancy)), ("gateways", .object(gateways)),
+            ("occupancy", .object(occupancy)), ("gateways", .object(gateways)), ("aggregators", .object(aggregators)),
         ]).rendered
     }
 }
