@@ -60,7 +60,7 @@ enum GatewaysPage {
                 notes.append("<p class=\"error\">No running aggregator owns shard\(coverage.unowned.count == 1 ? "" : "s") \(list(coverage.unowned)) of \(coverage.count): those devices are not tracked; their batches wait in the gateways' spools.</p>")
             }
             if !coverage.doubled.isEmpty {
-                notes.append("<p class=\"error\">Shard\(coverage.doubled.count == 1 ? "" : "s") \(list(coverage.doubled)) \(coverage.doubled.count == 1 ? "is" : "are") owned by two running aggregators: both fuse those devices and write their history twice; stop one.</p>")
+                notes.append("<p class=\"error\">Shard\(coverage.doubled.count == 1 ? "" : "s") \(list(coverage.doubled)) \(coverage.doubled.count == 1 ? "is" : "are") owned by more than one running aggregator: each fuses those devices and write their history twice; stop one.</p>")
             }
             if notes.isEmpty {
                 notes.append("<p class=\"status\" id=\"shard-coverage\">\(coverage.count == 1 ? "The whole site has one running aggregator." : "Each of the \(coverage.count) shards has one running aggregator.")</p>")
