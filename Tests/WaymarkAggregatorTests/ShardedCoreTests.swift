@@ -65,6 +65,17 @@ import WaymarkService
         #expect(write.progress == [.init(gateway: "gw-1", boot: "b", shard: 1): 1])
         #expect(write.rejections.values.reduce(0, +) == 3 && Set(write.rejections.keys.map(\.reason)) == [.shardMismatch])
 
+        // The same checks on batches decoded ahead by the decode threads (`BatchPreparer`).
+        var ahead = try core(owning: [1])
+        var preparer = BatchPreparer(for: ahead)
+        let strayPrepared = try #require(preparer.prepare(topic: topics.sightings("gw-1", shard: 1), payload: try payload(stray)))
+        let minePrepared = try #require(preparer.prepare(topic: topics.sightings("gw-1", shard: 1), payload: try payload(mine)))
+        #expect(strayPrepared.inTopicShard == false && minePrepared.inTopicShard == true)
+        #expect(ahead.handle(topic: topics.sightings("gw-1", shard: 1), payload: try payload(stray), receivedAt: now, prepared: strayPrepared)
+                == .rejected(.shardMismatch, gateway: "gw-1"))
+        #expect(ahead.handle(topic: topics.sightings("gw-1", shard: 1), payload: try payload(mine), receivedAt: now, prepared: minePrepared)
+                == .accepted(sightings: 2))
+
         var unsharded = try core(owning: nil)
         #expect(unsharded.handle(topic: topics.sightings("gw-1", shard: 0), payload: try payload(mine), receivedAt: now)
                 == .rejected(.shardMismatch, gateway: "gw-1"))

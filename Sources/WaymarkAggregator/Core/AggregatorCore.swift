@@ -134,8 +134,9 @@ public struct AggregatorCore: Sendable {
         guard batch.gateway == gateway else { return reject(.gatewayMismatch, gateway: gateway, at: receivedAt) }
         // A gateway with another shard count puts devices in shards this layout does not: refused
         // (not acked) so that its batches stay spooled until the counts agree.
+        // (Checked by the decode thread when it prepared the batch.)
         if settings.shards.layout.isSharded,
-           batch.sightings.contains(where: { settings.shards.layout.shard(of: $0.device) != shard }) {
+           !(prepared?.inTopicShard ?? batch.sightings.allSatisfy { settings.shards.layout.shard(of: $0.device) == shard }) {
             return reject(.shardMismatch, gateway: gateway, at: receivedAt)
         }
         let key = ProgressTracker.Key(gateway: gateway, boot: batch.boot, shard: shard)

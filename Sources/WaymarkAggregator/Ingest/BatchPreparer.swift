@@ -8,25 +8,35 @@ public struct BatchPreparer: Sendable {
     let topics: Topics
     let site: Site
     let maxPayloadBytes: Int
+    /// The site's shard layout: a sharded aggregator's check that every device of a batch belongs
+    /// to its topic's shard (one hash per entry) is done here too, off the fusion thread.
+    let layout: ShardLayout
     /// Each preparer keeps its own cache of validated device ids.
     var decoder = BatchDecoder()
 
-    public init(site: Site, topics: Topics, maxPayloadBytes: Int) {
+    public init(site: Site, topics: Topics, maxPayloadBytes: Int, layout: ShardLayout = .single) {
         self.site = site
         self.topics = topics
         self.maxPayloadBytes = maxPayloadBytes
+        self.layout = layout
     }
 
     public init(for core: AggregatorCore) {
-        self.init(site: core.site, topics: core.topics, maxPayloadBytes: core.settings.maxPayloadBytes)
+        self.init(site: core.site, topics: core.topics, maxPayloadBytes: core.settings.maxPayloadBytes,
+                  layout: core.settings.shards.layout)
     }
 
     /// The decoded batch, or nil for anything the core checks before decoding (other topics,
     /// oversize payloads, unknown gateways): those it handles itself, cheaply.
     public mutating func prepare(topic: String, payload: [UInt8]) -> PreparedBatch? {
-        guard let (gateway, kind, _) = topics.gatewayTopic(topic), kind == "sightings",
+        guard let (gateway, kind, shard) = topics.gatewayTopic(topic), kind == "sightings",
               payload.count <= maxPayloadBytes, site.gatewayIndex(gateway) != nil else { return nil }
-        do { return PreparedBatch(result: .success(try decoder.decode(payload))) } catch {
+        do {
+            let batch = try decoder.decode(payload)
+            let topicShard = shard ?? 0
+            let inShard = !layout.isSharded || batch.sightings.allSatisfy { layout.shard(of: $0.device) == topicShard }
+            return PreparedBatch(result: .success(batch), inTopicShard: inShard)
+        } catch {
             return PreparedBatch(result: .failure(error))
         }
     }
@@ -35,4 +45,7 @@ public struct BatchPreparer: Sendable {
 /// A batch payload decoded ahead of the fusion thread (or the reason it could not be).
 public struct PreparedBatch: Sendable {
     let result: Result<SightingBatch, BatchDecoder.Failure>
+    /// Whether every device of the batch is in its topic's shard (`BatchPreparer.layout`); nil
+    /// when not checked.
+    var inTopicShard: Bool? = nil
 }
