@@ -41,6 +41,9 @@
 --                             theirs). report_dwell_percentiles walks the bins with float8 running
 --                             sums (exact for counts below 2^53) and finds the four ranks' bins
 --                             in that one pass.
+--   waymark_report_refresh    calls these, and rebuilds a long run of dirty hours (a bulk load, a
+--                             first refresh) a day at a time, so that the one read of a run's
+--                             visits fits in memory.
 --
 -- Existing databases: nothing is converted and no hour is marked; state rows written before this
 -- migration (unsorted dwell values) simply count as changed the next time their hour is refreshed.
