@@ -2,8 +2,8 @@
 -- changed in its day and week.
 --
 -- Measured at ten million visits (docs/reports.md "Speed", auto_explain on a kept benchmark
--- database): an hour with nothing changed in it still cost about as much as one full of late data,
--- and neither was spent where 0115 expected. Per refreshed hour, 0115
+-- database): an hour with nothing changed in it still cost 0.8 s, and much of every refresh went
+-- to steps whose cost does not depend on what changed. Per refreshed hour, 0115
 --
 --   read the hour's visits four times    (hour rows, hour state, first visits, hourly capture);
 --   locked every device's first-visit    INSERT … ON CONFLICT DO UPDATE … WHERE locks each
@@ -12,10 +12,10 @@
 --   recomputed the first visit of every  a sub-query over all its visits per device, then a join
 --   device first seen in the hour        that read the whole first-visit table;
 --   wrote every changed device with      a speculative insertion even for devices new to the
---   INSERT … ON CONFLICT                 period (half the cost of the day's and week's changes);
---   took the unchanged (hour, region)    so an hour with nothing changed still grouped its 40,000
---   state out and in again               devices twice per period;
---   recomputed the exact dwell           walking every 10-s bin of the week (40,000 rows, with
+--   INSERT … ON CONFLICT                 period (twice a plain INSERT's time for 13,888 rows);
+--   took the unchanged (hour, region)    so an hour with nothing changed still unnested and
+--   state out and in again               grouped all its devices twice per period;
+--   recomputed the exact dwell           walking every 10-s bin of the week (about 37,000 rows, with
 --   percentiles of every region          numeric running sums and a VALUES join per bin) although
 --                                        only the regions whose dwell values changed can move.
 --
