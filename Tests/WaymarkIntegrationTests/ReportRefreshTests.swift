@@ -192,6 +192,79 @@ struct ReportRefreshTests {
         try expectEqualsRebuild(conn, site, "the state converted by 0115")
     }
 
+    /// A database whose state 0112–0115 built (dwell values in the order the visits were read) gets
+    /// 0116: nothing is marked, no row changes. On top of that state, the refresh of 0116 — which
+    /// leaves out unchanged (hour, region) state, keeps the percentiles of regions whose dwell values
+    /// did not change and reads first visits per device — gives what a rebuild from scratch gives:
+    /// an hour marked with nothing changed in it changes no row; then late visits in one region only,
+    /// a visit before a device's recorded first visit in the same hour, and a deleted first visit
+    /// whose device has a later visit in that hour.
+    @Test func leanRefreshOnTheStateOfEarlierMigrationsStaysExact() throws {
+        let fixture = try ReportFixture()
+        let db = try PostgresTestDatabase("leanrefresh")
+        let conn = try db.connect()
+        defer { conn.close(); db.drop() }
+        let site = fixture.site.id
+        let all = try PostgresMigrator(directory: repositorySchemaDirectory)
+        try PostgresMigrator(migrations: all.migrations.filter { $0.version <= 115 }).migrate(conn)
+        let runner = try ReportRunner(connection: conn)
+        try fixture.insertSite(into: conn)
+        try fixture.insertMovement(into: conn, devices: { _ in true })
+        #expect(try runner.refresh() > 0)
+        let before = try snapshot(conn, site)
+
+        try all.migrate(conn)
+        #expect(try conn.query("SELECT count(*)::int8 FROM report_dirty_hours").first?.int(0) == 0, "no hour to refresh")
+        expectSame(before, try snapshot(conn, site), "every table across 0116")
+
+        // The busiest hour, marked with nothing changed in it.
+        let busiest = try #require(try conn.query("""
+            SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM report_hour_members WHERE site_id = $1
+            GROUP BY hour ORDER BY sum(cardinality(devices)) DESC, hour LIMIT 1
+            """, [site]).first).string(0)
+        try conn.query("INSERT INTO report_dirty_hours (site_id, hour) VALUES ($1, $2::timestamptz)", [site, busiest])
+        #expect(try runner.refresh() == 1)
+        expectSame(before, try snapshot(conn, site), "after refreshing an hour with nothing changed in it")
+
+        // Late visits into one region of one hour, with dwell values new to its day and week (the
+        // other regions' percentiles are kept, not recomputed).
+        let hour = ReportFixture.start + 3 * 86_400 + 11 * 3600
+        let late = try conn.query("""
+            INSERT INTO visits (site_id, device_id, region_id, entered_at, exited_at, dwell_s)
+            SELECT $1, d.device_id, 'hall-b', $2::timestamptz + (60 * g + 30) * interval '1 second',
+                   $2::timestamptz + (60 * g + 30 + 4000.5 + g) * interval '1 second', 4000.5 + g
+            FROM (SELECT DISTINCT device_id FROM visits WHERE site_id = $1 ORDER BY device_id LIMIT 3) d
+            CROSS JOIN generate_series(0, 4) g
+            ON CONFLICT DO NOTHING
+            """, [site, ReportFixture.ts(hour)])
+        #expect(late.affectedRows == 15)
+        // A device's recorded first visit gets an earlier visit in the same hour; another's first
+        // visit is deleted while a later visit of the same hour remains.
+        let earlier = try conn.query("""
+            INSERT INTO visits (site_id, device_id, region_id, entered_at, exited_at, dwell_s)
+            SELECT f.site_id, f.device_id, 'shop', f.first_visit_at - interval '1 second', f.first_visit_at + interval '9 seconds', 10
+            FROM report_device_first_visit f
+            WHERE f.site_id = $1 AND date_trunc('hour', f.first_visit_at - interval '1 second', 'UTC') = date_trunc('hour', f.first_visit_at, 'UTC')
+              AND date_trunc('hour', f.first_visit_at + interval '9 seconds', 'UTC') = date_trunc('hour', f.first_visit_at, 'UTC')
+            ORDER BY f.first_visit_at LIMIT 1
+            ON CONFLICT DO NOTHING
+            """, [site])
+        #expect(earlier.affectedRows == 1, "an earlier visit in the hour of a recorded first visit")
+        let gone = try conn.query("""
+            DELETE FROM visits WHERE (site_id, device_id, region_id, entered_at) = (
+                SELECT v.site_id, v.device_id, v.region_id, v.entered_at FROM report_device_first_visit f
+                JOIN visits v ON v.site_id = f.site_id AND v.device_id = f.device_id AND v.entered_at = f.first_visit_at
+                WHERE f.site_id = $1 AND date_trunc('hour', v.exited_at, 'UTC') = date_trunc('hour', v.entered_at, 'UTC')
+                  AND EXISTS (SELECT 1 FROM visits w WHERE w.site_id = v.site_id AND w.device_id = v.device_id
+                                AND w.entered_at > v.entered_at AND date_trunc('hour', w.entered_at, 'UTC') = date_trunc('hour', v.entered_at, 'UTC'))
+                ORDER BY f.first_visit_at DESC LIMIT 1)
+            """, [site])
+        #expect(gone.affectedRows == 1, "a first visit with a later visit in its hour")
+        try expectIncremental(conn, site)
+        #expect(try runner.refresh() >= 2)
+        try expectEqualsRebuild(conn, site, "after late visits in one region and moved first visits, on 0115's state")
+    }
+
     /// The dirty hours cover less than a quarter of every day (the refresh rebuilds whole periods
     /// from half on), so the refresh takes the incremental path for days and weeks.
     func expectIncremental(_ conn: PostgresConnection, _ site: String, sourceLocation: SourceLocation = #_sourceLocation) throws {

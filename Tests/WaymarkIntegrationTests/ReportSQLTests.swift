@@ -66,6 +66,52 @@ struct ReportSQLTests {
         try checkEveryReport(fixture, runner)
     }
 
+    /// Schema 0117 reads the gateway statuses of the range only (and the one in force when it
+    /// starts); its rows must be 0106's, which read the whole history, for any range: ranges
+    /// starting before the history, between two statuses, a few minutes long, running past the
+    /// data and past now(), with and without a region.
+    @Test func gatewaysReportEqualsTheWholeHistoryDefinition() throws {
+        let (db, conn, fixture, _) = try Self.loaded("gateways0117")
+        defer { conn.close(); db.drop() }
+        #expect(fixture.statuses.count > 50, "the fixture has a status history: \(fixture.statuses.count)")
+        // 0106's function as it was, under another name, for this session only.
+        var sql = try String(contentsOfFile: repositorySchemaDirectory + "/0106_report_gateways.sql", encoding: .utf8)
+        let end = try #require(sql.range(of: "COMMENT ON FUNCTION"))
+        sql = String(sql[..<end.lowerBound])
+        sql = sql.replacingOccurrences(of: "CREATE FUNCTION waymark_report_gateways(", with: "CREATE FUNCTION pg_temp.gateways_0106(")
+        try conn.execute(sql)
+        let s = ReportFixture.start, d = Self.day
+        let now = Int64(Date().timeIntervalSince1970)
+        let ranges: [(Int64, Int64)] = [
+            (s - 3 * 3600, s + d), (s + d + 17, s + 3 * d + 5 * 3600 + 1), (s + 5 * d + 600, s + 5 * d + 1200),
+            (s + 2 * d + 1234, s + Int64(ReportFixture.days + 2) * d), (s + 9 * d, s + 9 * d + 1), (now - d, now + 2 * d),
+        ]
+        var rows = 0
+        for (from, to) in ranges {
+            for region in [nil, "lobby"] as [String?] {
+                let p: [(any PostgresEncodable)?] = [fixture.site.id, ReportFixture.ts(from), ReportFixture.ts(to), region]
+                // One statement, so both see the same now().
+                let row = try #require(try conn.query("""
+                    SELECT (SELECT count(*) FROM waymark_report_gateways($1, $2::timestamptz, $3::timestamptz, $4, 'day'))::int8,
+                           (SELECT count(*) FROM (
+                                SELECT * FROM waymark_report_gateways($1, $2::timestamptz, $3::timestamptz, $4, 'day')
+                                EXCEPT ALL SELECT * FROM pg_temp.gateways_0106($1, $2::timestamptz, $3::timestamptz, $4, 'day')) x)::int8,
+                           (SELECT count(*) FROM (
+                                SELECT * FROM pg_temp.gateways_0106($1, $2::timestamptz, $3::timestamptz, $4, 'day')
+                                EXCEPT ALL SELECT * FROM waymark_report_gateways($1, $2::timestamptz, $3::timestamptz, $4, 'day')) x)::int8,
+                           (SELECT count(*) FROM waymark_report_gateways($1, $2::timestamptz, $3::timestamptz, $4, 'day')
+                             WHERE online_s > 0 AND online_s < extract(epoch FROM least($3::timestamptz, now()) - $2::timestamptz))::int8
+                    """, p).first)
+                let label = "\(ReportDate.iso(from))…\(ReportDate.iso(to)) region \(region ?? "all")"
+                let count = try row.int(0), onlyNew = try row.int(1), onlyOld = try row.int(2), partly = try row.int(3)
+                #expect(onlyNew == 0 && onlyOld == 0, "gateways \(label): rows only in 0117: \(onlyNew), only in 0106: \(onlyOld)")
+                rows += count
+                if region == nil && to - from > 2 * d && from < s + 6 * d { #expect(partly > 0, "gateways \(label): some gateway was online part of the range") }
+            }
+        }
+        #expect(rows >= ranges.count * fixture.site.gateways.count, "every gateway has a row in every range: \(rows)")
+    }
+
     /// Runs every report for each of `cases` and compares it with `ReportTruth`.
     func checkEveryReport(_ fixture: ReportFixture, _ runner: ReportRunner) throws {
         for c in Self.cases {
