@@ -136,7 +136,7 @@ public struct AggregatorCore: Sendable {
         // (not acked) so that its batches stay spooled until the counts agree.
         // (Checked by the decode thread when it prepared the batch.)
         if settings.shards.layout.isSharded,
-           !(prepared?.inTopicShard ?? batch.sightings.allSatisfy { settings.shards.layout.shard(of: $0.device) == shard }) {
+           !(prepared?.inTopicShard ?? settings.shards.layout.holdsOnly(batch, shard: shard)) {
             return reject(.shardMismatch, gateway: gateway, at: receivedAt)
         }
         let key = ProgressTracker.Key(gateway: gateway, boot: batch.boot, shard: shard)

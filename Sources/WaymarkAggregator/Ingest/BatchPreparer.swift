@@ -33,9 +33,7 @@ public struct BatchPreparer: Sendable {
               payload.count <= maxPayloadBytes, site.gatewayIndex(gateway) != nil else { return nil }
         do {
             let batch = try decoder.decode(payload)
-            let topicShard = shard ?? 0
-            let inShard = !layout.isSharded || batch.sightings.allSatisfy { layout.shard(of: $0.device) == topicShard }
-            return PreparedBatch(result: .success(batch), inTopicShard: inShard)
+            return PreparedBatch(result: .success(batch), inTopicShard: layout.holdsOnly(batch, shard: shard ?? 0))
         } catch {
             return PreparedBatch(result: .failure(error))
         }

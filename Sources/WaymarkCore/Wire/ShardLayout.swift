@@ -48,6 +48,12 @@ public struct ShardLayout: Hashable, Sendable, CustomStringConvertible {
         isSharded ? Int(Self.hash(device) % UInt64(count)) : 0
     }
 
+    /// Whether every device of `batch` belongs to `shard`: a gateway publishing with another shard
+    /// count puts devices in shards this layout does not. Always true unsharded.
+    public func holdsOnly(_ batch: SightingBatch, shard: Int) -> Bool {
+        !isSharded || batch.sightings.allSatisfy { self.shard(of: $0.device) == shard }
+    }
+
     /// One batch per shard, in shard order, each with the sightings of its shard's devices (in the
     /// batch's order) and the batch's window; a shard without sightings gets an empty batch, which
     /// tells its aggregator that the gateway is alive and its window is complete. Sequence numbers
