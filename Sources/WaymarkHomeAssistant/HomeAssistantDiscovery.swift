@@ -43,7 +43,7 @@ public struct HomeAssistantDiscovery: Sendable {
             ("json_attributes_template", .string("{{ value_json.attributes | tojson }}")),
             ("icon", .string("mdi:map-marker-radius")),
             ("qos", .int(1)),
-            ("availability", availability),
+            ("availability", availability(names.deviceAvailability(d.id))),
             ("availability_mode", .string("all")),
             ("device", .object([
                 ("identifiers", .array([.string(names.deviceIdentifier(d.id))])),
@@ -66,7 +66,7 @@ public struct HomeAssistantDiscovery: Sendable {
             ("unit_of_measurement", .string("devices")),
             ("icon", .string("mdi:account-multiple")),
             ("qos", .int(1)),
-            ("availability", availability),
+            ("availability", availability(names.siteAvailability)),
             ("availability_mode", .string("all")),
             ("device", .object([
                 ("identifiers", .array([.string(names.regionIdentifier(r.id))])),
@@ -134,10 +134,13 @@ public struct HomeAssistantDiscovery: Sendable {
         ])
     }
 
-    /// Available while both the aggregator (the state's source) and this output are connected.
-    var availability: JSONValue {
+    /// Available while the aggregators that feed the entity run (`topic`: a device's own
+    /// availability, which follows its shard's owner, or the site's, which needs every shard's;
+    /// `HomeAssistantBridge` derives both from the aggregators' retained statuses) and this output
+    /// is connected (its own status, whose last will says `offline` if it dies).
+    func availability(_ topic: String) -> JSONValue {
         .array([
-            .object([("topic", .string(names.topics.aggregatorStatus)), ("value_template", .string("{{ value_json.state }}"))]),
+            .object([("topic", .string(topic)), ("value_template", .string("{{ value_json.state }}"))]),
             .object([("topic", .string(names.bridgeStatus)), ("value_template", .string("{{ value_json.state }}"))]),
         ])
     }

@@ -31,6 +31,18 @@ public struct HomeAssistantNames: Sendable, Equatable {
     public var bridgeStatus: String { "\(topics.prefix)/homeassistant/status" }
     /// The state a device's region sensor shows.
     public func deviceState(_ device: DeviceID) -> String { "\(topics.prefix)/homeassistant/devices/\(device)/state" }
+    /// Whether a device's entities are available: its shard has a running aggregator
+    /// (`HomeAssistantBridge`; `{"state":"online"}` or `offline`, retained).
+    public func deviceAvailability(_ device: DeviceID) -> String { "\(topics.prefix)/homeassistant/devices/\(device)/availability" }
+    /// Whether the site-wide entities (occupancy) are available: every shard has a running aggregator.
+    public var siteAvailability: String { "\(topics.prefix)/homeassistant/availability" }
+    /// The device of a `…/homeassistant/devices/<device>/state` topic, or nil.
+    public func device(inHomeAssistantStateTopic topic: String) -> DeviceID? {
+        let head = statePrefix + "devices/"
+        guard topic.hasPrefix(head), topic.hasSuffix("/state") else { return nil }
+        let middle = topic.dropFirst(head.count).dropLast("/state".count)
+        return middle.isEmpty || middle.contains("/") ? nil : DeviceID(String(middle))
+    }
     /// The number a region's occupancy sensor shows.
     public func occupancy(_ region: String) -> String { "\(topics.prefix)/homeassistant/regions/\(region)/occupancy" }
     /// The prefix of every state topic above (removals clear only topics under it).

@@ -32,7 +32,7 @@ import WaymarkHomeAssistant
         }
     }
 
-    @Test("a device's sensor: region name as state, attributes by template, availability from the aggregator and the bridge")
+    @Test("a device's sensor: region name as state, attributes by template, availability from its shard's aggregator and the bridge")
     func deviceSensor() throws {
         let d = HomeAssistantDiscovery(site: try HATestSite.site(),
                                        settings: HATestSite.settings([.init(id: HATestSite.alice, name: "Alice's badge")]))
@@ -46,8 +46,9 @@ import WaymarkHomeAssistant
         #expect(o["availability_mode"] as? String == "all")
         let availability = try #require(o["availability"] as? [[String: Any]])
         #expect(availability.compactMap { $0["topic"] as? String } == [
-            "waymark/v1/demo-museum/aggregator/status", "waymark/v1/demo-museum/homeassistant/status",
+            "waymark/v1/demo-museum/homeassistant/devices/\(HATestSite.alice)/availability", "waymark/v1/demo-museum/homeassistant/status",
         ])
+        #expect(availability.allSatisfy { $0["value_template"] as? String == "{{ value_json.state }}" })
         let device = try #require(o["device"] as? [String: Any])
         #expect(device["name"] as? String == "Alice's badge")
         #expect(device["via_device"] as? String == "waymark_demo-museum")

@@ -61,6 +61,7 @@ struct DeployBrokerConfigTests {
         #expect(acl.contains("""
             user homeassistant@s1
             topic read waymark/v1/s1/devices/+/state
+            topic read waymark/v1/s1/aggregator/status/#
             topic read homeassistant/status
             topic readwrite homeassistant/+/waymark_s1/+/config
             topic write waymark/v1/s1/homeassistant/#

@@ -34,6 +34,8 @@ struct DeployServiceAccountsTests {
         try broker.publish(broker.connection(aggregator), topic: shardTopic, "shards-online", retain: true)
         try broker.publish(broker.connection(reader), topic: shardTopic, "forged-by-reader", retain: true)
         #expect(try retained(broker, reader, shardTopic) == ["\(shardTopic) shards-online"])
+        // `waymark homeassistant` reads every aggregator's status (its entities' availability follows them).
+        #expect(try retained(broker, homeAssistant, "\(topic)/#").sorted() == ["\(topic) genuine-online", "\(shardTopic) shards-online"])
     }
 
     @Test("waymark homeassistant retains its site's discovery configurations and its states, nothing of the aggregator's or another node's")

@@ -58,9 +58,12 @@ struct HomeAssistantIntegrationTests {
             #expect((device["identifiers"] as? [String])?.isEmpty == false)
             #expect((o["origin"] as? [String: Any])?["name"] as? String == "Waymark")
             if levels[3].hasPrefix("device_") || levels[3].hasPrefix("region_") {
+                // A device's entity follows its own availability (its shard's aggregator), occupancy the site's.
+                let own = levels[3].hasPrefix("region_") ? "waymark/v1/\(siteID)/homeassistant/availability"
+                    : try #require(o["state_topic"] as? String).replacingOccurrences(of: "/state", with: "/availability")
                 #expect(o["availability_mode"] as? String == "all")
                 #expect((o["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String }
-                        == ["waymark/v1/\(siteID)/aggregator/status", "waymark/v1/\(siteID)/homeassistant/status"])
+                        == [own, "waymark/v1/\(siteID)/homeassistant/status"])
             }
             if levels[3].hasPrefix("region_") { #expect(o["state_class"] as? String == "measurement") }
             if levels[1] == "binary_sensor" { #expect(o["device_class"] as? String == "connectivity") }
@@ -120,6 +123,9 @@ struct HomeAssistantIntegrationTests {
         let watcher = try HAStateWatcher(url: mqtt, topic: "waymark/v1/\(siteID)/homeassistant/devices/\(device)/state")
         defer { watcher.close() }
         #expect(ha.waitForLog("connected to the broker"), "\(ha.output)")
+        // The output follows the aggregator's status: the device's entity is available while it runs.
+        let availability = "waymark/v1/\(siteID)/homeassistant/devices/\(device)/availability"
+        #expect(try Self.waitForServiceState(availability, "online", mqtt: mqtt), "\(ha.output)")
 
         let dir = URL(fileURLWithPath: sitePath).deletingLastPathComponent().path
         let waymark = try DemoTests.binary("waymark", repo: DeployEnvironment.repositoryRoot)
@@ -149,6 +155,17 @@ struct HomeAssistantIntegrationTests {
         #expect(run.stop())
         aggregatorStopped = true
         #expect(try Self.serviceState(aggregatorStatus, mqtt: mqtt) == "offline")
+        #expect(try Self.waitForServiceState(availability, "offline", mqtt: mqtt), "the device's entity stays available\n\(ha.output)")
+    }
+
+    /// Waits up to `timeout` seconds for the retained state on `topic` to be `expected`.
+    static func waitForServiceState(_ topic: String, _ expected: String, mqtt: String, timeout: Double = 15) throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try serviceState(topic, mqtt: mqtt) == expected { return true }
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        return false
     }
 
     /// The `state` of a service's retained status (`online` / `offline`), nil when none is retained.

@@ -22,10 +22,11 @@
 #                  P/aggregator/status/<shards> for an aggregator without shard 0)
 #   reader@S       read-only consumer for apps and dashboards: read P/devices/#, P/events,
 #                  P/notifications, P/bridge/state and P/aggregator/status/#
-#   homeassistant@S  `waymark homeassistant` (docs/home-assistant.md): read P/devices/+/state and
-#                  homeassistant/status, read and write this site's discovery configurations
-#                  homeassistant/+/waymark_<site>/+/config, write P/homeassistant/# (its states and
-#                  its status with the last will); discovery prefix `homeassistant` assumed
+#   homeassistant@S  `waymark homeassistant` (docs/home-assistant.md): read P/devices/+/state, the
+#                  aggregators' statuses P/aggregator/status/# and homeassistant/status, read and
+#                  write this site's discovery configurations homeassistant/+/waymark_<site>/+/config,
+#                  write P/homeassistant/# (its states, availabilities and its status with the last
+#                  will); discovery prefix `homeassistant` assumed
 #   bridge@S       `waymark bridge` (docs/foreign-gateways.md), only for a site file with
 #                  `foreign_gateways:`: write P/gateways/G/sightings/# and P/gateways/G/status for
 #                  each bridged gateway G; read espresense/# (ESPresense's default prefix), each
@@ -215,6 +216,7 @@ for file in "${sites[@]}"; do
     printf '\n# waymark homeassistant: device states in, Home Assistant discovery and states out\n'
     printf 'user %s\n' "$user"
     printf 'topic read %s/devices/+/state\n' "$prefix"
+    printf 'topic read %s/aggregator/status/#\n' "$prefix"
     printf 'topic read homeassistant/status\n'
     printf 'topic readwrite homeassistant/+/waymark_%s/+/config\n' "$slug"
     printf 'topic write %s/homeassistant/#\n' "$prefix"

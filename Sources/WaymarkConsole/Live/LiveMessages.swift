@@ -1,4 +1,5 @@
 import WaymarkJSON
+import WaymarkCore
 
 /// Reads the aggregator's device state and the gateways' status payloads (README, "MQTT topics
 /// and payloads") through WaymarkJSON. Nil when a payload is not the object it should be.
@@ -39,43 +40,12 @@ enum LiveMessages {
         }
     }
 
-    /// An aggregator's status (`ServiceStatus`: state, version, t, shards, shard_count); the bare
-    /// words `online` / `offline` too.
+    /// An aggregator's status (`AggregatorStatusMessage`: `ServiceStatus`'s JSON or a bare word).
     static func aggregatorStatus(_ payload: [UInt8], key: String, receivedAt: Double) -> LiveVenue.Aggregator? {
-        let text = String(decoding: payload, as: UTF8.self)
-        if text == "offline" || text == "online" {
-            return LiveVenue.Aggregator(key: key, state: text, receivedAt: receivedAt)
+        AggregatorStatusMessage.parse(payload).map {
+            LiveVenue.Aggregator(key: key, state: $0.state, version: $0.version, shards: $0.shards, shardCount: $0.shardCount,
+                                 statusTime: $0.t, receivedAt: receivedAt)
         }
-        return payload.withUnsafeBufferPointer { bytes -> LiveVenue.Aggregator? in
-            guard let index = try? JSONObjectIndex(bytes), let state = index.string("state"),
-                  state == "online" || state == "offline" else { return nil }
-            if let service = index.string("service"), service != "waymark-aggregator" { return nil }
-            var shards: [Int]?
-            if let raw = index.raw("shards"), !raw.elementsEqual("null".utf8) {
-                guard let list = integers(in: raw) else { return nil }
-                shards = list
-            }
-            return LiveVenue.Aggregator(key: key, state: state, version: index.string("version"), shards: shards,
-                                        shardCount: index.number("shard_count").map { Int($0) }, statusTime: index.number("t"),
-                                        receivedAt: receivedAt)
-        }
-    }
-
-    /// A JSON array of non-negative integers; nil for anything else.
-    static func integers(in array: UnsafeBufferPointer<UInt8>) -> [Int]? {
-        var reader = JSONReader(array)
-        var out: [Int] = []
-        do {
-            var list = try reader.openArray()
-            while try reader.next(in: &list) {
-                let x = try reader.readNumber()
-                guard x >= 0, x < 1_000_000, x == x.rounded() else { return nil }
-                out.append(Int(x))
-            }
-        } catch {
-            return nil
-        }
-        return out
     }
 
     enum Scalar: Equatable {

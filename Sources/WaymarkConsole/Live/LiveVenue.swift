@@ -47,19 +47,7 @@ public struct LiveVenue: Sendable {
     }
 
     /// Which running aggregator owns each shard (`shardCoverage`).
-    public struct ShardCoverage: Sendable, Equatable {
-        /// Shards of the site (1: unsharded), as the running aggregators declare it (the largest).
-        public var count: Int
-        /// Per shard, the keys of the running aggregators that own it.
-        public var owners: [[String]]
-        /// The shard counts the running aggregators declare; more than one is a misconfiguration.
-        public var declaredCounts: [Int]
-
-        /// Shards no running aggregator owns: their batches wait in the gateways' spools.
-        public var unowned: [Int] { owners.indices.filter { owners[$0].isEmpty } }
-        /// Shards two or more running aggregators own: both fuse those devices and write them twice.
-        public var doubled: [Int] { owners.indices.filter { owners[$0].count > 1 } }
-    }
+    public typealias ShardCoverage = WaymarkCore.ShardCoverage
 
     public let site: Site
     public let prefix: String
@@ -84,12 +72,8 @@ public struct LiveVenue: Sendable {
 
     /// Who owns each shard among the online aggregators; nil when none is online.
     public var shardCoverage: ShardCoverage? {
-        let online = aggregators.values.filter { $0.state == "online" }.sorted { $0.key < $1.key }
-        guard !online.isEmpty else { return nil }
-        let declared = Set(online.compactMap(\.shardCount)).sorted()
-        let count = max(1, declared.last ?? 1)
-        let owners = (0..<count).map { k in online.filter { $0.shards.map { $0.contains(k) } ?? true }.map(\.key) }
-        return ShardCoverage(count: count, owners: owners, declaredCounts: declared)
+        ShardCoverage(online: aggregators.values.filter { $0.state == "online" }
+            .map { .init(key: $0.key, shards: $0.shards, shardCount: $0.shardCount) })
     }
 
     /// Devices whose live region is each region (regions without any are absent).
