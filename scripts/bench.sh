@@ -15,8 +15,12 @@ name=${1:?usage: scripts/bench.sh [--fast-postgres] NAME [ARGS...] (NAME: swift 
 shift
 # Quietly; on failure again, to show the errors.
 swift build -c release --product waymark-bench >/dev/null 2>&1 || swift build -c release --product waymark-bench
+# live-latency plays the gateways with `waymark simulate --publish`.
+if [[ $name == live-latency ]]; then
+  swift build -c release --product waymark >/dev/null 2>&1 || swift build -c release --product waymark
+fi
 case $name in
-  aggregator|reports)
+  aggregator|reports|live-latency)
     source scripts/services.sh
     dir=$(mktemp -d /tmp/waymark-bench.XXXXXX)
     trap 'services_stop; rm -rf "$dir"' EXIT

@@ -11,6 +11,7 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("simulate", SimulateBenchmark.run),
     ("aggregator", AggregatorBenchmark.run),
     ("aggregator-core", AggregatorCoreBenchmark.run),
+    ("live-latency", LiveLatencyBenchmark.run),
     ("edge", EdgeBenchmark.run),
     ("accuracy", AccuracyBenchmark.run),
     ("radio-validate", AccuracyBenchmark.validate),

@@ -189,6 +189,35 @@ import WaymarkFusion
         #expect(sets.first?.first == "r0")
         #expect(sets.last?.first == "r7")
     }
+
+    @Test("each published change of a device's live region comes with the evidence time that decided it, once")
+    func publishedLiveChangesCarryTheirEvidenceTime() throws {
+        var c = try core(regions: 4)
+        let records = LineWalk.records(devices: 1, path: [0, 1, 2, 3], dwell: 40, start: 1_700_000_000, regions: 4)
+        var shown: [String?] = [], changes: [Double] = [], lastEnd = 0.0
+        for b in LineWalk.batches(records) {
+            _ = c.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1)
+            lastEnd = max(lastEnd, b.end)
+            let out = c.takePublications().filter { $0.topic.hasSuffix("/state") }
+            for p in out {
+                let json = try JSONSerialization.jsonObject(with: Data(p.payload)) as! [String: Any]
+                let region = json["current_region"] as? String
+                if shown.last.map({ $0 != region }) ?? true { shown.append(region) }
+            }
+            for t in c.publishedLiveChanges {
+                // Evidence of a second already fused, at most the batch's window behind (plus the second itself).
+                #expect(t <= lastEnd + 1 && t >= lastEnd - 3, "evidence time \(t), batches up to \(lastEnd)")
+                changes.append(t)
+            }
+            if out.isEmpty { #expect(c.publishedLiveChanges.isEmpty, "no state published, no change reported") }
+        }
+        #expect(shown.compactMap { $0 } == ["r0", "r1", "r2", "r3"], "\(shown)")
+        // One change per region the live state moved to, in time order (a state published before
+        // the tracker's first live output shows none: that is no change of the live region).
+        let live = Array(shown.drop { $0 == nil })
+        #expect(changes.count == live.count, "\(changes.count) changes for \(shown)")
+        #expect(changes == changes.sorted())
+    }
 }
 
 @Suite struct WriteBatchMergeTests {

@@ -47,10 +47,12 @@ extension AggregatorCore {
     }
 
     /// Events, and the state and monitored set of every device that changed since the last call.
+    /// `publishedLiveChanges` then holds the evidence times of the live-region changes among them.
     public mutating func takePublications() -> [Publication] {
         route()
         var out = publications
         publications.removeAll(keepingCapacity: true)
+        publishedLiveChanges.removeAll(keepingCapacity: true)
         for device in views.dirtyMonitored.sorted() {
             guard let v = views.views[device] else { continue }
             out.append(Publication(topic: topics.deviceMonitored(device), payload: DevicePayloads.monitored(device, v, site: site), retain: true))
@@ -58,6 +60,10 @@ extension AggregatorCore {
         for device in views.dirtyState.sorted() {
             guard let v = views.views[device] else { continue }
             out.append(Publication(topic: topics.deviceState(device), payload: DevicePayloads.state(device, v), retain: true))
+            // A live change that was undone before this state went out is no change to a reader.
+            if let t = v.liveChangedAt, v.publishedLive != .some(v.live) { publishedLiveChanges.append(t) }
+            views.views[device]?.liveChangedAt = nil
+            views.views[device]?.publishedLive = .some(v.live)
         }
         views.dirtyMonitored.removeAll(keepingCapacity: true)
         views.dirtyState.removeAll(keepingCapacity: true)

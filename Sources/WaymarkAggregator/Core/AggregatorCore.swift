@@ -73,6 +73,10 @@ public struct AggregatorCore: Sendable {
     public internal(set) var reorder: ReorderBuffer<HeldBatch>
     /// Events to publish now (device state and monitored sets are coalesced in `views`).
     var publications: [Publication] = []
+    /// For each device state in the last `takePublications()` whose live region changed, the
+    /// evidence time of the second that changed it: the service measures how long after its
+    /// evidence a live change reaches the broker (`waymark_aggregator_live_region_delay_seconds`).
+    public internal(set) var publishedLiveChanges: [Double] = []
     /// Batches parked behind gaps, per (gateway, boot), and the memory they take.
     var gaps: [ProgressTracker.Key: ParkedGap] = [:]
     var parkedBytes = 0

@@ -19,6 +19,11 @@ struct DeviceViews: Sendable {
         var regions: [String: RegionView] = [:]
         var monitored: [String] = []
         var updatedAt = 0.0
+        /// Evidence time of the second that last changed the live region, until a state is
+        /// published, and the live region the last published state showed (`.some(nil)`: none;
+        /// nil: no state published yet), for `AggregatorCore.publishedLiveChanges`.
+        var liveChangedAt: Double?
+        var publishedLive: String??
     }
 
     var views: [DeviceID: View] = [:]
@@ -46,6 +51,7 @@ struct DeviceViews: Sendable {
 
     mutating func apply(_ l: FusionOutput.LiveLocation) {
         var v = views[l.device] ?? View()
+        if v.live != l.region || v.liveChangedAt == nil && v.publishedLive == nil { v.liveChangedAt = l.t }
         v.live = l.region
         v.confidence = l.confidence
         v.updatedAt = max(v.updatedAt, l.t)

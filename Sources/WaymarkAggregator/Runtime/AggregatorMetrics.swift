@@ -58,6 +58,12 @@ final class AggregatorMetrics: Sendable {
     let webhookQueue: Gauge
     let commitRows: ValueHistogram
     let commitSeconds: DurationHistogram
+    /// Wall-clock time from a live-region change's evidence to its device state's publication.
+    let liveRegionDelay: ValueHistogram
+
+    /// Upper bounds (s) of `liveRegionDelay`'s buckets: fine around the 1–3 s a live change takes
+    /// (the edge's window, the next second's evidence, the state's publication interval).
+    static let liveRegionDelayBuckets: [Double] = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75, 3, 3.5, 4, 5, 7.5, 10, 30]
 
     init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), gateways: [String] = [], shards: [Int] = [0]) {
         self.registry = registry
@@ -164,6 +170,10 @@ final class AggregatorMetrics: Sendable {
         webhookQueue = registry.makeGauge(descriptor: name("webhook_queue", "jobs", "Webhook deliveries waiting or retrying."))
         commitRows = registry.makeValueHistogram(descriptor: name("db_batch", "rows", "Rows per write transaction."),
                                                  buckets: [10, 100, 1_000, 10_000, 100_000, 1_000_000])
+        liveRegionDelay = registry.makeValueHistogram(
+            descriptor: name("live_region_delay", "seconds",
+                             "Wall-clock time from the end of the second of evidence that changed a device's live region to the publication of its state (gateway clocks taken as right)."),
+            buckets: Self.liveRegionDelayBuckets)
         commitSeconds = registry.makeDurationHistogram(
             descriptor: name("db_commit", "seconds", "Duration of a write transaction."),
             buckets: [.milliseconds(5), .milliseconds(20), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10)])

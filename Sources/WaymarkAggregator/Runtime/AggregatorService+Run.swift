@@ -235,6 +235,8 @@ extension AggregatorService {
                 lock.unlock()
                 if reconnected { publish(core.currentAcks(), client) }
                 publish(core.takePublications(), client)
+                let published = Date().timeIntervalSince1970
+                for t in core.publishedLiveChanges { metrics.liveRegionDelay.record(published - t) }
                 metrics.ingestQueue.set(Double(ingest.count))
                 metrics.devices.set(Double(core.fusion.deviceCount))
                 if core.fusion.forgottenDevices > forgottenSeen {
