@@ -3,7 +3,8 @@ public import WaymarkCore
 /// The one way evidence is fed to a `FusionEngine` over time, shared by the aggregator and
 /// `waymark replay` so that offline results are what the live service produces: the engine's
 /// timers advance at each new second of evidence time, before the reading that reaches it, and an
-/// edge batch with no entries is its gateway's heartbeat at the end of the window.
+/// edge batch with no entries is its gateway's heartbeat at the end of the window (advancing the
+/// timers to the window's start only, see `feed`).
 public struct EngineFeed: Sendable {
     /// The next whole second of evidence time at which the timers advance (−∞ before the first
     /// reading). The aggregator checkpoints it with the devices.
@@ -30,8 +31,14 @@ public struct EngineFeed: Sendable {
             handles.append(handle)
         }
         if batch.sightings.isEmpty {
+            // The gateway was alive to the window's end, but the timers advance only to its start:
+            // other gateways' batches of the same window, with readings in it, may still follow (the
+            // reorder stage releases equal window ends in the site file's gateway order, and a
+            // sharded edge sends an empty batch for every shard without devices). Advancing to the
+            // end would close every device's second of evidence before the rest of its readings
+            // arrived, and those would open the same second again: one second fused as two steps.
             engine.gatewayHeartbeat(gateway, at: batch.end)
-            advance(&engine, to: batch.end, into: &out)
+            advance(&engine, to: batch.start, into: &out)
         }
     }
 }

@@ -58,4 +58,26 @@ struct EngineFeedTests {
         let silent = try run(heartbeat: false).out
         #expect(stateIndex(silent, a, "r0", .unknown) != nil && stateIndex(silent, a, "r0", .outside) == nil)
     }
+
+    @Test("an empty batch between other gateways' batches of the same window does not split a device's second")
+    func anEmptyBatchDoesNotCloseItsOwnWindow() throws {
+        // The reorder stage releases batches of equal window end in the site file's gateway order,
+        // so a sharded edge's empty batch (g1) can come between g0's and g2's readings of a window.
+        var engine = FusionEngine(site: try Venue.line(3))
+        var feed = EngineFeed()
+        var out: [FusionOutput] = []
+        var handles: [DeviceHandle] = []
+        for w in 0..<6 {
+            let start = Double(w)
+            feed.feed(batch("g0", window: start, [entry(a, at: start + 0.3)]), gateway: 0, &engine, into: &out, handles: &handles)
+            feed.feed(batch("g1", window: start, []), gateway: 1, &engine, into: &out, handles: &handles)
+            feed.feed(batch("g2", window: start, [entry(a, at: start + 0.6)]), gateway: 2, &engine, into: &out, handles: &handles)
+        }
+        // Each second of evidence is closed once, with both of its readings: the pending seconds
+        // (the smoothing lag's worth) are whole seconds apart.
+        let device = try #require(engine.devices.first { $0.id == a })
+        let pending = device.tracker.pendingTime
+        #expect(!pending.isEmpty)
+        #expect(zip(pending, pending.dropFirst()).allSatisfy { $1.rounded(.down) - $0.rounded(.down) == 1 }, "pending seconds \(pending)")
+    }
 }
