@@ -67,7 +67,18 @@ struct ShardedAggregatorsTests {
         var aggregators = started.map(\.0)
         var logs = started.map(\.1)
         defer { for a in aggregators where a.isRunning { a.signal(SIGKILL); _ = a.wait() } }
-        Thread.sleep(forTimeInterval: 1.5)
+        // Home Assistant's view: an allow-listed device in each shard, whose entities follow their
+        // own shard's aggregator (docs/home-assistant.md).
+        let tracked = (1...64).compactMap { DeviceID("mac:02-00-00-00-00-\(String(format: "%02x", $0))") }
+        let inShard = try [0, 1].map { k in try #require(tracked.first { layout.shard(of: $0) == k }) }
+        let availability = inShard.map { "waymark/v1/\(siteID)/homeassistant/devices/\($0)/availability" }
+        let ha = try WaymarkServiceProcess(["homeassistant", "--site", sitePath, "--broker", central, "--metrics-port", "0",
+                                            "--set", "cleanup_wait_s=0.5"] + inShard.flatMap { ["--device", "\($0)"] },
+                                           name: "ha-shards-\(brokers.rawValue)")
+        defer { _ = ha.stop() }
+        for topic in availability {
+            #expect(try HomeAssistantIntegrationTests.waitForServiceState(topic, "online", mqtt: central), "\(topic)\n\(ha.output)")
+        }
 
         // The gateways: 10 simulated minutes at 40× (15 s), resending what is not acked.
         let waymark = try DemoTests.binary("waymark", repo: DeployEnvironment.repositoryRoot)
@@ -97,8 +108,12 @@ struct ShardedAggregatorsTests {
         #expect(after.0 > before.0, "shard 0 stopped while shard 1's aggregator was down: \(before) → \(after)")
         #expect(after.1 == before.1, "shard 1 advanced with its aggregator down: \(before) → \(after)")
         #expect(before.1 > 0, "shard 1 had committed nothing before the kill")
+        // Its last will made shard 1's device unavailable in Home Assistant, not shard 0's.
+        #expect(try HomeAssistantIntegrationTests.waitForServiceState(availability[1], "offline", mqtt: central, timeout: 5))
+        #expect(try HomeAssistantIntegrationTests.serviceState(availability[0], mqtt: central) == "online")
         let restarted = try launch(shard: 1, run: "-again")
         aggregators[1] = restarted.0
+        #expect(try HomeAssistantIntegrationTests.waitForServiceState(availability[1], "online", mqtt: central), "\(ha.output)")
         let firstLogOfShard1 = logs[1]
         logs[1] = restarted.1
 
