@@ -68,13 +68,18 @@ enum LiveLatencyBenchmark {
         }
         thread.start()
         while !service.isConnectedToBroker { Thread.sleep(forTimeInterval: 0.05) }
+        let emptyWindows = ProcessInfo.processInfo.environment["WAYMARK_BENCH_EMPTY_WINDOWS"] != "0"
         print("live-latency: \(devices) devices walking the example museum (\(site.gateways.count) gateways) for \(seconds) s at real time; "
+              + "gateways send \(emptyWindows ? "every window, empty ones too" : "only windows with sightings"); "
               + "aggregator: publish interval \(config.publishIntervalMS) ms, reorder window \(config.reorderWindowS) s")
 
         let simulate = Process()
         simulate.executableURL = URL(fileURLWithPath: waymark)
         simulate.arguments = ["simulate", "--site", sitePath, "--devices", String(devices), "--duration", "\(seconds)s", "--seed", "1",
                               "--arrivals", "start", "--publish", mqtt, "--speedup", "1", "--ack-wait", "30", "--quiet"]
+            // As waymark-edge on a live radio: every window, empty ones too (WAYMARK_BENCH_EMPTY_WINDOWS=0: only windows
+            // with sightings, as before 2026-11-27).
+            + (emptyWindows ? ["--empty-windows"] : [])
         try simulate.run()
         simulate.waitUntilExit()
         Thread.sleep(forTimeInterval: 2)

@@ -179,6 +179,10 @@ public struct FaultPlan: Hashable, Sendable {
     public var reorderRate: Double = 0
     /// Length of a gateway's batching window (s), as the edge agent's default.
     public var batchWindowS: Double = 1
+    /// Every gateway sends a batch for every window while it is up, empty when it heard nothing,
+    /// as waymark-edge does on a live radio (`--empty-windows`); otherwise only windows with
+    /// sightings, as a replaying edge does.
+    public var emptyWindows = false
 
     public init() {}
 

@@ -42,6 +42,34 @@ import WaymarkCore
         #expect(w.flush()?.seq == 2)
     }
 
+    @Test("with empty windows the clock closes a batch every window, empty when nothing was heard, numbered like the others")
+    func emptyWindows() throws {
+        var w = SightingWindower(window: 1, gateway: "g", boot: "x", emptyWindows: true)
+        #expect(w.advance(to: 10.2) == nil, "the first tick opens the window")
+        let quietClosed = w.advance(to: 11.05)
+        let quiet = try #require(quietClosed)
+        #expect(quiet.seq == 1 && quiet.start == 10 && quiet.end == 11 && quiet.sightings.isEmpty)
+        _ = w.add(device: a, rssi: -70, tx: nil, time: 11.4)
+        let heardClosed = w.advance(to: 12.01)
+        let heard = try #require(heardClosed)
+        #expect(heard.seq == 2 && heard.start == 11 && heard.sightings.map(\.device) == [a])
+        #expect(w.advance(to: 12.5) == nil)
+        // A stall of several windows sends the window that was open, then goes on from now.
+        let stalledClosed = w.advance(to: 15.3)
+        let stalled = try #require(stalledClosed)
+        #expect(stalled.seq == 3 && stalled.start == 12 && stalled.sightings.isEmpty)
+        let nextClosed = w.advance(to: 16.0)
+        let next = try #require(nextClosed)
+        #expect(next.seq == 4 && next.start == 15)
+        // A sighting that arrives before the tick closes the open window itself.
+        let bySighting = w.add(device: b, rssi: -60, tx: nil, time: 17.2)
+        let closedBySighting = try #require(bySighting)
+        #expect(closedBySighting.seq == 5 && closedBySighting.start == 16 && closedBySighting.sightings.isEmpty)
+        let flushedClosed = w.flush()
+        let flushed = try #require(flushedClosed)
+        #expect(flushed.seq == 6 && flushed.start == 17 && flushed.sightings.map(\.device) == [b])
+    }
+
     @Test("late sightings join the open window and are counted")
     func late() throws {
         var w = SightingWindower(window: 1, gateway: "g", boot: "x")

@@ -91,6 +91,41 @@ struct DeterminismTests {
         #expect(once.sorted { ($0.time, $0.gateway, $0.device) < ($1.time, $1.gateway, $1.device) } == all)
     }
 
+    @Test("with empty windows every gateway sends every window while it is up, numbered in order; the sightings are the same")
+    func emptyWindows() throws {
+        let outage = 120.0...240.0
+        let (scenario, sightings) = try run(seed: 9) { p in
+            p.faults.emptyWindows = true
+            p.faults.outages = [.init(gateway: "gw-b", from: outage.lowerBound, to: outage.upperBound)]
+        }
+        // Fed in chunks, as the generator does.
+        var batcher = SightingBatcher(scenario: scenario)
+        var batches: [SimulatedBatch] = []
+        for chunk in stride(from: 0, to: sightings.count, by: 500).map({ Array(sightings[$0..<min($0 + 500, sightings.count)]) }) {
+            batches += batcher.add(chunk)
+        }
+        batches += batcher.finish()
+        #expect(Set(batches.flatMap(\.sightings)) == Set(sightings), "every sighting once")
+        let start = scenario.parameters.start
+        for g in scenario.site.gateways.indices {
+            let mine = batches.filter { $0.gateway == g }
+            // One batch per window of the period, in order; while the gateway is down none but
+            // what it heard in the windows its outage cuts (a sighting just before it went down).
+            let starts = mine.map { $0.start - start }
+            let touchesOutage = { (w: Double) in g == 1 && (outage.contains(w) || outage.contains(w + 1)) }
+            #expect(starts == starts.sorted() && Set(starts).count == starts.count, "gateway \(g): each window once, in order")
+            #expect(Set(starts.filter { !touchesOutage($0) }) == Set(stride(from: 0.0, to: 600, by: 1).filter { !touchesOutage($0) }),
+                    "gateway \(g): every window while up")
+            #expect(mine.allSatisfy { !touchesOutage($0.start - start) || !$0.sightings.isEmpty }, "gateway \(g): no empty window while down")
+            #expect(mine.contains { $0.sightings.isEmpty } && mine.contains { !$0.sightings.isEmpty })
+            // Sequence numbers count up within each boot (gateway 1 restarts after its outage).
+            for (_, boot) in Dictionary(grouping: mine, by: \.boot) {
+                #expect(boot.map(\.seq) == Array(1...UInt64(boot.count)))
+            }
+        }
+        #expect(Set(batches.filter { $0.gateway == 1 }.map(\.boot)).count == 2)
+    }
+
     @Test("durations parse as on the command line")
     func durations() {
         #expect(DurationText.seconds("90s") == 90)

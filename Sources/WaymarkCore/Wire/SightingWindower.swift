@@ -4,11 +4,16 @@
 /// Windows are aligned to multiples of ``window`` seconds of Unix time. A sighting later than the
 /// open window closes it (the batch is returned) and opens the window that contains it; a sighting
 /// earlier than the open window (clock step back, reordered input) is counted into the open window
-/// and counted in ``lateSightings``. Windows without tracked sightings produce no batch.
+/// and counted in ``lateSightings``. Windows without tracked sightings produce no batch, unless
+/// ``emptyWindows``: then the clock (``advance(to:)``) keeps a window open at all times and every
+/// window it closes is a batch, empty when nothing was heard, so that the aggregator knows the
+/// gateway has nothing more for that window instead of waiting for it (docs/aggregator.md, "Live
+/// latency").
 public struct SightingWindower: Sendable {
     public let window: Double
     public let gateway: String
     public let boot: String
+    public let emptyWindows: Bool
     /// The seq of the next batch (1 for the first batch of a boot).
     public private(set) var nextSeq: UInt64 = 1
     public private(set) var lateSightings = 0
@@ -29,12 +34,13 @@ public struct SightingWindower: Sendable {
         var telemetry: SightingBatch.Telemetry?
     }
 
-    public init(window: Double, gateway: String, boot: String, firstSeq: UInt64 = 1) {
+    public init(window: Double, gateway: String, boot: String, firstSeq: UInt64 = 1, emptyWindows: Bool = false) {
         precondition(window > 0, "window must be positive")
         self.window = window
         self.gateway = gateway
         self.boot = boot
         self.nextSeq = firstSeq
+        self.emptyWindows = emptyWindows
     }
 
     /// The open window's start, or nil when no sighting is pending.
@@ -69,11 +75,21 @@ public struct SightingWindower: Sendable {
         return closed
     }
 
-    /// Closes the open window when `now` has reached its end (a live clock tick).
+    /// Closes the open window when `now` has reached its end (a live clock tick). With
+    /// ``emptyWindows`` it also opens the window containing `now`, so that the next tick closes it
+    /// even when nothing is heard (after a stall longer than a window only the latest is sent).
     public mutating func advance(to now: Double) -> SightingBatch? {
-        guard let start, now >= start + window else { return nil }
-        return close()
+        guard let start else {
+            if emptyWindows { self.start = aligned(now) }
+            return nil
+        }
+        guard now >= start + window else { return nil }
+        let batch = close()
+        if emptyWindows { self.start = aligned(now) }
+        return batch
     }
+
+    private func aligned(_ time: Double) -> Double { (time / window).rounded(.down) * window }
 
     /// Closes the open window regardless of time (shutdown, end of replay).
     public mutating func flush() -> SightingBatch? {
@@ -81,7 +97,7 @@ public struct SightingWindower: Sendable {
     }
 
     private mutating func roll(to time: Double) -> SightingBatch? {
-        let aligned = (time / window).rounded(.down) * window
+        let aligned = aligned(time)
         guard let current = start else {
             start = aligned
             return nil
@@ -98,7 +114,7 @@ public struct SightingWindower: Sendable {
     private mutating func close() -> SightingBatch? {
         guard let s = start else { return nil }
         start = nil
-        guard !entries.isEmpty else { return nil }
+        guard !entries.isEmpty || emptyWindows else { return nil }
         let batch = SightingBatch(
             gateway: gateway, boot: boot, seq: nextSeq, start: s, end: s + window,
             sightings: entries.map { a in

@@ -12,7 +12,10 @@ public struct EdgePipeline: Sendable {
     public init(gateway: String, boot: String, window: Double, rules: TrackingRules, pseudonymSecret: String? = nil) {
         self.gateway = gateway
         self.filter = AdvertFilter(rules: rules, secret: pseudonymSecret)
-        self.windower = SightingWindower(window: window, gateway: gateway, boot: boot)
+        // Every window is sent, empty ones too: on a live radio (`tick`) a quiet gateway then says
+        // so each window instead of making the aggregator wait for it. A replay closes windows on
+        // its sightings' times only, so it sends what it heard as before.
+        self.windower = SightingWindower(window: window, gateway: gateway, boot: boot, emptyWindows: true)
     }
 
     /// One raw HCI event (H4 or bare LE Meta) heard at `time`. Malformed events are counted by

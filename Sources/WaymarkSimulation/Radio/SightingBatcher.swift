@@ -40,7 +40,8 @@ public struct SimulatedBatch: Hashable, Sendable {
 
 /// Cuts a time-ordered sightings stream into per-gateway windows (`FaultPlan.batchWindowS`) and
 /// applies the batch faults: duplicated batches and batches delivered after their successor.
-/// Windows in which a gateway heard nothing produce no batch.
+/// Windows in which a gateway heard nothing produce no batch, unless `FaultPlan.emptyWindows`:
+/// then each gateway sends every window while it is up, empty ones too.
 public struct SightingBatcher: Sendable {
     public let scenario: Scenario
     private let window: Double
@@ -49,6 +50,8 @@ public struct SightingBatcher: Sendable {
     private var bootNumber: [Int]
     private var held: [Int: SimulatedBatch] = [:]
     private var rng: SimulationRandom
+    /// With empty windows: per gateway, the end of the last window sent (empty or not).
+    private var sentUpTo: [Double]
 
     public init(scenario: Scenario) {
         self.scenario = scenario
@@ -56,6 +59,7 @@ public struct SightingBatcher: Sendable {
         seq = Array(repeating: 0, count: scenario.site.gateways.count)
         bootNumber = Array(repeating: 0, count: scenario.site.gateways.count)
         rng = SimulationRandom(seed: scenario.parameters.seed ^ 0xBA7C_4E55)
+        sentUpTo = Array(repeating: scenario.parameters.start, count: scenario.site.gateways.count)
     }
 
     /// Adds sightings (later than all earlier ones) and returns the batches completed so far, in
@@ -83,16 +87,41 @@ public struct SightingBatcher: Sendable {
                 closed.append(b)
                 open[g] = nil
             }
+            if scenario.parameters.faults.emptyWindows { closed = withEmptyWindows(closed, upTo: last) }
         }
         return deliver(closed)
     }
 
     /// Closes every open window and releases held batches.
     public mutating func finish() -> [SimulatedBatch] {
-        var out = deliver(Array(open.values))
+        var last = Array(open.values)
+        if scenario.parameters.faults.emptyWindows {
+            last = withEmptyWindows(last, upTo: scenario.parameters.start + scenario.parameters.duration)
+        }
+        var out = deliver(last)
         open = [:]
         for g in held.keys.sorted() { out.append(held[g]!) }
         held = [:]
+        return out
+    }
+
+    /// `closed` and, for each gateway, an empty batch for every complete window (ending by `end`)
+    /// that it sends nothing else for while it is up.
+    private mutating func withEmptyWindows(_ closed: [SimulatedBatch], upTo end: Double) -> [SimulatedBatch] {
+        var out = closed
+        var sent = Dictionary(grouping: closed, by: \.gateway).mapValues { Set($0.map(\.start)) }
+        for g in sentUpTo.indices {
+            var start = sentUpTo[g]
+            while start + window <= end + 1e-9 {
+                let up = !scenario.outages[g].contains { $0.contains(start) || $0.contains(start + window) }
+                if up && sent[g]?.contains(start) != true && open[g]?.start != start {
+                    out.append(SimulatedBatch(gateway: g, boot: boot(g, at: start), seq: 0, start: start, end: start + window, sightings: []))
+                }
+                sent[g, default: []].insert(start)
+                start += window
+            }
+            sentUpTo[g] = start
+        }
         return out
     }
 

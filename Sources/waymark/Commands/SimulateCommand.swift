@@ -62,6 +62,8 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Gateway clock skew GATEWAY=SECONDS, e.g. gw-cafe=-4 (repeatable).") var clockSkew: [String] = []
     @Option(help: "Probability a batch is delivered twice.") var duplicateRate: Double = 0
     @Option(help: "Probability a batch is delivered after the next batch of its gateway.") var reorderRate: Double = 0
+    @Flag(help: "Every gateway sends a batch for every window while it is up, empty when it heard nothing, as waymark-edge does on a live radio (by default only windows with sightings, as a replaying edge).")
+    var emptyWindows = false
     @Option(help: "Act as the site's gateways: publish the batches to this broker (mqtt://[user:password@]HOST:PORT, mqtts:// for TLS).")
     var publish: String?
     @Option(help: "With --publish: simulated seconds per real second (1 = real time, 0 = as fast as possible).")
@@ -238,6 +240,7 @@ struct SimulateCommand: ParsableCommand {
         }
         p.faults.duplicateRate = duplicateRate
         p.faults.reorderRate = reorderRate
+        p.faults.emptyWindows = emptyWindows
         return p
     }
 }
