@@ -108,8 +108,8 @@ public struct FusionEngine: Sendable {
     /// Applies one entry of a gateway's window batch: the window's mean RSSI as one reading at the
     /// time of the last advert, weighted by the number of adverts it averages.
     public mutating func ingest(_ entry: SightingBatch.Entry, device: DeviceHandle, gateway: Int, into out: inout [FusionOutput]) {
-        ingest(Observation(device: device, gateway: gateway, time: entry.last, rssi: entry.rssiMean,
-                           tx: entry.tx, weight: Double(max(1, entry.count))), into: &out)
+        ingest(Observation(device: device, gateway: gateway, windowLast: entry.last, rssiMean: entry.rssiMean,
+                           tx: entry.tx, count: entry.count), into: &out)
     }
 
     /// Marks that `gateway` is alive at `t` without any sighting (an empty batch).
