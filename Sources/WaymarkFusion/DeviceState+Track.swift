@@ -195,25 +195,41 @@ extension DeviceState {
 
     /// The transition matrix over the current slots for a gap of `gap` seconds.
     func transition(gap: Double, _ ctx: FusionContext) -> [Float] {
-        Self.transition(gap: gap, over: slots, ctx)
+        Self.transition(gap: gap, over: slots, center: Self.setCenter(of: slots, ctx), ctx)
     }
 
-    /// `transition(gap:over:_:)` transposed, for the tracker's backward pass.
-    static func transposedTransition(gap: Double, over slots: [Slot], _ ctx: FusionContext) -> [Float] {
-        if gap <= 1, let center = slots.first?.region, ctx.monitoredSets[Int(center)].count == slots.count,
-           zip(ctx.monitoredSets[Int(center)], slots).allSatisfy({ $0 == $1.region }) {
-            return ctx.tracker.topology[Int(center)].oneSecondTransposed
+    /// The region whose monitored set (`FusionContext.monitoredSets`) the slots are, in its order,
+    /// so that its precomputed movement tables apply; nil when they are not a site's set (restored
+    /// from another site version).
+    static func setCenter(of slots: [Slot], _ ctx: FusionContext) -> Int? {
+        guard let first = slots.first?.region else { return nil }
+        let center = Int(first)
+        // Through the buffers (twice per device-second): `zip(…).allSatisfy` did not unroll to this.
+        let same = ctx.monitoredSets[center].withUnsafeBufferPointer { set in
+            slots.withUnsafeBufferPointer { slots in
+                guard set.count == slots.count else { return false }
+                for k in 0..<set.count where set[k] != slots[k].region { return false }
+                return true
+            }
         }
-        return SetTopology.transposed(transition(gap: gap, over: slots, ctx), m: slots.count)
+        return same ? center : nil
     }
 
-    static func transition(gap: Double, over slots: [Slot], _ ctx: FusionContext) -> [Float] {
+    /// `transition(gap:over:center:_:)` transposed, for the tracker's backward pass.
+    static func transposedTransition(gap: Double, over slots: [Slot], center: Int?, _ ctx: FusionContext) -> [Float] {
+        if gap <= 1, let center { return ctx.tracker.topology[center].oneSecondTransposed }
+        return SetTopology.transposed(transition(gap: gap, over: slots, center: center, ctx), m: slots.count)
+    }
+
+    /// The transition matrix over `slots` for a gap of `gap` seconds; `center` is their
+    /// `setCenter(of:_:)`.
+    static func transition(gap: Double, over slots: [Slot], center: Int?, _ ctx: FusionContext) -> [Float] {
         let m = slots.count
-        if let center = slots.first?.region, ctx.monitoredSets[Int(center)].count == m,
-           zip(ctx.monitoredSets[Int(center)], slots).allSatisfy({ $0 == $1.region }) {
-            let topo = ctx.tracker.topology[Int(center)]
-            return gap <= 1 ? topo.oneSecond
-                : ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m,
+        if let center {
+            // Not a copy of the whole topology (each of its arrays retained) for the one matrix.
+            if gap <= 1 { return ctx.tracker.topology[center].oneSecond }
+            let topo = ctx.tracker.topology[center]
+            return ctx.tracker.motion.matrix(gap: gap, traversal: topo.traversal, adjacent: topo.adjacent, degree: topo.degree, m: m,
                                             unlinked: topo.unlinked)
         }
         // The slots are not a site's monitored set (restored from another site version): build it.
@@ -245,9 +261,12 @@ extension DeviceState {
     /// led without interruption, so the hesitation delays the record, not its times. A region that
     /// leads for a moment and falls back (one second's noise at 55 : 45) is never recorded.
     mutating func finalizeOldest(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
-        let set = slots, m = tracker.stateCount
+        // The set is checked once here, not in each step of the backward pass.
+        let set = slots, m = tracker.stateCount, center = Self.setCenter(of: set, ctx)
         withUnsafeTemporaryAllocation(of: Float.self, capacity: m) { posterior in
-            let time = tracker.finalizeOldest(into: posterior) { gap in Self.transposedTransition(gap: Double(gap), over: set, ctx) }
+            let time = tracker.finalizeOldest(into: posterior) { gap in
+                Self.transposedTransition(gap: Double(gap), over: set, center: center, ctx)
+            }
             record(smoothed: UnsafeBufferPointer(posterior), time: time, at: t, ctx, into: &out)
         }
     }

@@ -24,11 +24,20 @@ public struct EngineFeed: Sendable {
     public mutating func feed(_ batch: SightingBatch, gateway: Int, _ engine: inout FusionEngine,
                               into out: inout [FusionOutput], handles: inout [DeviceHandle]) {
         handles.removeAll(keepingCapacity: true)
-        for entry in batch.sightings {
-            advance(&engine, to: entry.last, into: &out)
-            let handle = engine.handle(for: entry.device)
-            engine.ingest(entry, device: handle, gateway: gateway, into: &out)
-            handles.append(handle)
+        // Field by field, through the buffer: a copy of each entry (`for entry in …`, passing one,
+        // or even reading its device as `entries[i].device`) cost an outlined copy of the whole
+        // entry, a retain and a release per sighting.
+        batch.sightings.withUnsafeBufferPointer { entries in
+            guard let first = entries.baseAddress else { return }
+            for i in entries.indices {
+                let entry = first + i
+                let last = entry.pointee.last
+                advance(&engine, to: last, into: &out)
+                let handle = engine.handle(for: entry.pointer(to: \.device)!.pointee)
+                engine.ingest(Observation(device: handle, gateway: gateway, windowLast: last, rssiMean: entry.pointee.rssiMean,
+                                          tx: entry.pointee.tx, count: entry.pointee.count), into: &out)
+                handles.append(handle)
+            }
         }
         if batch.sightings.isEmpty {
             // The gateway was alive to the window's end, but the timers advance only to its start:

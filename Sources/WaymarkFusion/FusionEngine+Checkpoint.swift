@@ -66,24 +66,48 @@ extension FusionEngine {
     }
 
     private func checkpoint(of d: DeviceState) -> DeviceCheckpoint {
-        var regionLocal: [Int32: Int32] = [:], regions: [String] = []
-        var gatewayLocal: [Int32: Int32] = [:], gateways: [String] = []
+        var regionLocal = LocalNumbering(), regions: [String] = []
+        var gatewayLocal = LocalNumbering(), gateways: [String] = []
         let state = d.mapped(
             region: { r in
-                if let l = regionLocal[r] { return l }
-                let l = Int32(regions.count)
-                regions.append(ctx.regionIDs[Int(r)])
-                regionLocal[r] = l
+                let (l, new) = regionLocal.number(r)
+                if new { regions.append(ctx.regionIDs[Int(r)]) }
                 return l
             },
             gateway: { g in
-                if let l = gatewayLocal[g] { return l }
-                let l = Int32(gateways.count)
-                gateways.append(ctx.gatewayIDs[Int(g)])
-                gatewayLocal[g] = l
+                let (l, new) = gatewayLocal.number(g)
+                if new { gateways.append(ctx.gatewayIDs[Int(g)]) }
                 return l
             })
         return DeviceCheckpoint(device: d.id, regions: regions, gateways: gateways, state: state.withFiniteSentinels(true))
+    }
+}
+
+/// Site indices numbered 0, 1, 2, … in order of first use: a checkpoint's local region or gateway
+/// table. A device refers to a few dozen at most (its monitored set's regions and gateways, its
+/// journey), so they are found by a linear search, which for so few costs less than hashing each
+/// into a dictionary (the aggregator checkpoints every active device at each write); past
+/// `linearLimit` (a long journey) a dictionary takes over.
+struct LocalNumbering {
+    private var order: [Int32] = []
+    private var index: [Int32: Int32]? = nil
+    static let linearLimit = 64
+
+    /// The local number of site index `i`, and whether it is new (just numbered).
+    mutating func number(_ i: Int32) -> (local: Int32, isNew: Bool) {
+        if let index {
+            if let l = index[i] { return (l, false) }
+        } else if let l = order.firstIndex(of: i) {
+            return (Int32(l), false)
+        }
+        let l = Int32(order.count)
+        order.append(i)
+        if index != nil {
+            index![i] = l
+        } else if order.count > Self.linearLimit {
+            index = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, Int32($0)) })
+        }
+        return (l, true)
     }
 }
 

@@ -25,6 +25,8 @@ public struct FusionEngine: Sendable {
     let ctx: FusionContext
     var devices: [DeviceState] = []
     var deviceIndex: [DeviceID: Int32] = [:]
+    /// Hints for `handle(for:)` that spare it hashing the id (`DeviceHandleCache`).
+    var handleCache = DeviceHandleCache()
     var health: [GatewayHealth]
     /// Set when a gateway came back; the next `advance` recomputes every device's timers.
     var gatewayReturned = false
@@ -67,11 +69,21 @@ public struct FusionEngine: Sendable {
     /// goes to a later new device): take a device's handle after advancing the engine to the time
     /// of the reading, as `EngineFeed` does, and do not keep it across `advance` calls.
     public mutating func handle(for device: DeviceID) -> DeviceHandle {
-        if let i = deviceIndex[device] { return DeviceHandle(index: i) }
+        if let i = handleCache.slot(for: device), holds(device, at: Int(i)) { return DeviceHandle(index: i) }
+        if let i = deviceIndex[device] {
+            handleCache.note(device, slot: i, devices: devices.count)
+            return DeviceHandle(index: i)
+        }
         let i = takeSlot()
         devices[Int(i)] = DeviceState(id: device)
         deviceIndex[device] = i
+        handleCache.note(device, slot: i, devices: devices.count)
         return DeviceHandle(index: i)
+    }
+
+    /// Whether slot `i` is held by `device` (`DeviceHandleCache`'s check of a hint).
+    private func holds(_ device: DeviceID, at i: Int) -> Bool {
+        i < devices.count && !vacant[i] && devices[i].id == device
     }
 
     /// The handle of a device already known to the engine.
@@ -108,8 +120,8 @@ public struct FusionEngine: Sendable {
     /// Applies one entry of a gateway's window batch: the window's mean RSSI as one reading at the
     /// time of the last advert, weighted by the number of adverts it averages.
     public mutating func ingest(_ entry: SightingBatch.Entry, device: DeviceHandle, gateway: Int, into out: inout [FusionOutput]) {
-        ingest(Observation(device: device, gateway: gateway, time: entry.last, rssi: entry.rssiMean,
-                           tx: entry.tx, weight: Double(max(1, entry.count))), into: &out)
+        ingest(Observation(device: device, gateway: gateway, windowLast: entry.last, rssiMean: entry.rssiMean,
+                           tx: entry.tx, count: entry.count), into: &out)
     }
 
     /// Marks that `gateway` is alive at `t` without any sighting (an empty batch).

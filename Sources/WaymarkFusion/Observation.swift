@@ -25,6 +25,13 @@ public struct Observation: Sendable, Hashable {
         self.tx = tx
         self.weight = weight
     }
+
+    /// One entry of a gateway's window batch (`SightingBatch.Entry`) as one reading: the window's
+    /// mean RSSI at the time of the last advert, weighted by the number of adverts it averages.
+    /// From the entry's fields, so that a caller reading them from the batch copies no entry.
+    public init(device: DeviceHandle, gateway: Int, windowLast last: Double, rssiMean: Double, tx: Double?, count: Int) {
+        self.init(device: device, gateway: gateway, time: last, rssi: rssiMean, tx: tx, weight: Double(max(1, count)))
+    }
 }
 
 extension FusionEngine {

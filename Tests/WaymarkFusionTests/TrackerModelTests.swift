@@ -83,7 +83,8 @@ import WaymarkCore
 
     @Test func filterAndSmootherKeepProbabilitiesNormalised() {
         var rng = SeededRandom(seed: 9)
-        for m in [1, 2, 5, 20] {
+        // Sizes through every block of `RegionTracker.weightedRowSum` (20, 8, 4 and 1 columns).
+        for m in [1, 2, 5, 13, 20, 29, 45] {
             var t = RegionTracker()
             t.reset(states: m, on: nil)
             let transition = Self.randomTransition(m: m, using: &rng)
@@ -129,7 +130,7 @@ import WaymarkCore
 
     @Test func inPlaceFilterStepAndPredictionMatchThePlainOnesBitForBit() {
         var rng = SeededRandom(seed: 11)
-        for m in [1, 3, 20] {
+        for m in [1, 3, 12, 20, 24, 47] {
             var t = RegionTracker()
             t.reset(states: m, on: nil)
             let transition = Self.randomTransition(m: m, using: &rng)

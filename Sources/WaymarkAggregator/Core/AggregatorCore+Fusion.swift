@@ -10,19 +10,25 @@ extension AggregatorCore {
         let entrances = entranceRegionsByGateway[g]
         fusion.feed(batch, gateway: g, into: &outputs, handles: &handles)
         if batch.sightings.isEmpty { latest = max(latest, batch.end) }
-        for (entry, handle) in zip(batch.sightings, handles) {
-            latest = max(latest, entry.last)
-            activity.note(handle, entry.device, first: entry.first, last: entry.last)
-            for region in entrances {
-                let key = WriteBatch.EntranceKey(region: region, device: entry.device, hour: Self.hour(entry.first))
-                if let seen = pending.entranceHeard[key] {
-                    pending.entranceHeard[key] = (min(seen.first, entry.first), max(seen.last, entry.last))
-                } else {
-                    pending.entranceHeard[key] = (entry.first, entry.last)
+        // Field by field, through the buffer: iterating the entries (or reading a device as
+        // `entries[i].device`) copied each whole entry, with a retain and a release.
+        batch.sightings.withUnsafeBufferPointer { entries in
+            for i in 0..<min(entries.count, handles.count) {
+                let entry = entries.baseAddress! + i
+                let first = entry.pointee.first, last = entry.pointee.last
+                latest = max(latest, last)
+                activity.note(handles[i], entry.pointer(to: \.device)!.pointee, first: first, last: last)
+                for region in entrances {
+                    let key = WriteBatch.EntranceKey(region: region, device: entry.pointee.device, hour: Self.hour(first))
+                    if let seen = pending.entranceHeard[key] {
+                        pending.entranceHeard[key] = (min(seen.first, first), max(seen.last, last))
+                    } else {
+                        pending.entranceHeard[key] = (first, last)
+                    }
                 }
-            }
-            if settings.rawSightings {
-                pending.rawSightings.append(.init(gateway: gatewayID, boot: batch.boot, shard: shard, seq: batch.seq, entry: entry))
+                if settings.rawSightings {
+                    pending.rawSightings.append(.init(gateway: gatewayID, boot: batch.boot, shard: shard, seq: batch.seq, entry: entries[i]))
+                }
             }
         }
         if settings.rawSightings && !batch.sightings.isEmpty {
@@ -50,8 +56,14 @@ extension AggregatorCore {
     mutating func route() {
         guard !outputs.isEmpty else { return }
         let notify = notifier.isActive
+        // A device's outputs come in runs (a closed second gives its live region, states, a move…):
+        // its id is hashed into the set once per run, not once per output.
+        var previous: DeviceID? = nil
         for o in outputs {
-            changedDevices.insert(o.device)
+            if o.device != previous {
+                changedDevices.insert(o.device)
+                previous = o.device
+            }
             if notify { notifier.observe(o, into: &pending.notifications) }
             switch o {
             case .state(let s):

@@ -43,8 +43,8 @@ enum DevicePayloads {
             j.member("confidence", v.live != nil ? v.confidence : nil)
             j.member("recorded_region", v.current)
             j.key("regions")
-            j.array(v.monitored.filter { v.regions[$0] != nil }) { region in
-                let r = v.regions[region]!
+            // The monitored regions that have a state, in the set's order (one lookup each).
+            j.array(v.monitored.lazy.compactMap { region in v.regions[region].map { (region, $0) } }) { region, r in
                 j.object {
                     j.member("region", region)
                     j.member("state", r.state.rawValue)
@@ -116,29 +116,32 @@ final class JSONText {
         bytes.append(0x7D); needsComma = true
     }
 
-    func array<T>(_ items: [T], _ body: (T) -> Void) {
+    func array<Items: Sequence>(_ items: Items, _ body: (Items.Element) -> Void) {
         bytes.append(0x5B); needsComma = false
         for item in items { comma(); needsComma = false; body(item); needsComma = true }
         bytes.append(0x5D); needsComma = true
     }
 
-    func key(_ name: String) {
+    /// A key: always one of the literals above, which need no escaping (copied as they are).
+    func key(_ name: StaticString) {
         comma()
-        string(name)
+        bytes.append(0x22)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(0x22)
         bytes.append(0x3A)
         needsComma = false
     }
 
-    func member(_ name: String, _ value: String?) {
+    func member(_ name: StaticString, _ value: String?) {
         key(name)
         if let value { string(value) } else { bytes.append(contentsOf: "null".utf8) }
         needsComma = true
     }
 
-    func member(_ name: String, _ value: Double?) {
+    func member(_ name: StaticString, _ value: Double?) {
         key(name)
         if let value, value.isFinite {
-            bytes.append(contentsOf: (value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)).utf8)
+            utf8(value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value))
         } else {
             bytes.append(contentsOf: "null".utf8)
         }
@@ -146,17 +149,26 @@ final class JSONText {
     }
 
     func raw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        utf8(text)
         needsComma = true
     }
 
     private func comma() { if needsComma { bytes.append(0x2C) } }
 
+    /// The UTF-8 of `s` in one copy (appending a `String.UTF8View` went byte by byte).
+    private func utf8(_ s: String) {
+        if s.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: s.utf8) }
+    }
+
     private func string(_ s: String) {
         bytes.append(0x22)
-        // Ids and keys never need escaping: copy them in one go.
-        if !s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) {
-            bytes.append(contentsOf: s.utf8)
+        // Ids never need escaping: checked and copied in one go from the string's storage.
+        let copied = s.utf8.withContiguousStorageIfAvailable { text -> Bool in
+            for b in text where b == 0x22 || b == 0x5C || b < 0x20 { return false }
+            bytes.append(contentsOf: text)
+            return true
+        }
+        if copied == true {
             bytes.append(0x22)
             return
         }

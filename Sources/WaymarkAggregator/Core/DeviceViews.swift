@@ -33,30 +33,38 @@ struct DeviceViews: Sendable {
 
     func current(of device: DeviceID) -> String? { views[device]?.current }
 
+    // Each view is changed in place (`views[device, default:]`): a copy taken out and stored
+    // back shared its region dictionary with the stored one, so every state change copied it.
+
     mutating func apply(_ s: FusionOutput.StateChange) {
-        var v = views[s.device] ?? View()
-        v.regions[s.region] = RegionView(state: s.state, proximity: s.proximity, distanceM: s.distanceM)
-        v.updatedAt = max(v.updatedAt, s.t)
-        views[s.device] = v
+        update(s.device, at: s.t) { v in
+            v.regions[s.region] = RegionView(state: s.state, proximity: s.proximity, distanceM: s.distanceM)
+        }
         dirtyState.insert(s.device)
     }
 
     mutating func apply(_ l: FusionOutput.LocationChange) {
-        var v = views[l.device] ?? View()
-        v.current = l.region
-        v.updatedAt = max(v.updatedAt, l.t)
-        views[l.device] = v
+        update(l.device, at: l.t) { v in v.current = l.region }
         dirtyState.insert(l.device)
     }
 
     mutating func apply(_ l: FusionOutput.LiveLocation) {
-        var v = views[l.device] ?? View()
-        if v.live != l.region || v.liveChangedAt == nil && v.publishedLive == nil { v.liveChangedAt = l.t }
-        v.live = l.region
-        v.confidence = l.confidence
-        v.updatedAt = max(v.updatedAt, l.t)
-        views[l.device] = v
+        update(l.device, at: l.t) { v in
+            if v.live != l.region || v.liveChangedAt == nil && v.publishedLive == nil { v.liveChangedAt = l.t }
+            v.live = l.region
+            v.confidence = l.confidence
+        }
         dirtyState.insert(l.device)
+    }
+
+    /// Changes `device`'s view (a new one when it has none) and moves its time on to `t`.
+    private mutating func update(_ device: DeviceID, at t: Double, _ change: (inout View) -> Void) {
+        Self.update(&views[device, default: View()], at: t, change)
+    }
+
+    private static func update(_ v: inout View, at t: Double, _ change: (inout View) -> Void) {
+        change(&v)
+        v.updatedAt = max(v.updatedAt, t)
     }
 
     /// The engine forgot the device: nothing of it is left to publish.
@@ -67,13 +75,13 @@ struct DeviceViews: Sendable {
     }
 
     mutating func apply(_ m: FusionOutput.MonitoredSet) {
-        var v = views[m.device] ?? View()
-        v.monitored = Array(m.regions.prefix(monitoredSize))
-        // Region state is only meaningful inside the set: drop what rotated out.
-        let kept = Set(v.monitored)
-        v.regions = v.regions.filter { kept.contains($0.key) }
-        v.updatedAt = max(v.updatedAt, m.t)
-        views[m.device] = v
+        let size = monitoredSize
+        update(m.device, at: m.t) { v in
+            v.monitored = Array(m.regions.prefix(size))
+            // Region state is only meaningful inside the set: drop what rotated out.
+            let kept = Set(v.monitored)
+            v.regions = v.regions.filter { kept.contains($0.key) }
+        }
         dirtyMonitored.insert(m.device)
         dirtyState.insert(m.device)
     }

@@ -129,12 +129,8 @@ struct RegionTracker: Sendable, Hashable, Codable {
                 for j in 0..<m { out[j] = from[j] }
                 return
             }
-            for j in 0..<m { out[j] = 0 }
             transition.withUnsafeBufferPointer { t in
-                let o = out.baseAddress!, rows = t.baseAddress!
-                for i in 0..<m where from[i] > 0 {
-                    Self.addScaled(from[i], rows + i &* m, to: o, count: m)
-                }
+                Self.weightedRowSum(from.baseAddress!, rows: t.baseAddress!, count: m, positiveOnly: true, into: out.baseAddress!)
             }
         }
     }
@@ -168,7 +164,8 @@ struct RegionTracker: Sendable, Hashable, Codable {
         pendingTime.append(openTime)
         pendingGap.append(Float(lastSecond == .min ? 1 : Double(openSecond - lastSecond)))
         pendingLikelihood.append(contentsOf: likelihood)
-        pendingAlpha.append(contentsOf: alpha)
+        // From its buffer: appending the array itself retained and released it.
+        alpha.withUnsafeBufferPointer { pendingAlpha.append(contentsOf: $0) }
         lastSecond = openSecond
         openSecond = .min
     }
@@ -201,15 +198,21 @@ struct RegionTracker: Sendable, Hashable, Codable {
             let beta = scratch.baseAddress!, next = beta + m
             beta.update(repeating: 1, count: m)
             pendingLikelihood.withUnsafeBufferPointer { lik in
+                // The matrix depends on the gap alone, and consecutive seconds mostly have the same
+                // one: it is asked for again only when the gap changes.
+                var gap: Float = 0, matrix: [Float] = []
                 var p = n - 1
                 while p >= 1 {
-                    let matrix = transposed(pendingGap[p])
+                    if matrix.isEmpty || pendingGap[p] != gap {
+                        gap = pendingGap[p]
+                        matrix = transposed(gap)
+                    }
                     matrix.withUnsafeBufferPointer { t in
                         let l = lik.baseAddress! + p * m
                         for j in 0..<m { beta[j] *= l[j] }
-                        // next = T·β: next[i] = Σ_j T[i][j]·β[j], summed in order of j.
-                        next.update(repeating: 0, count: m)
-                        for j in 0..<m { Self.addScaled(beta[j], t.baseAddress! + j &* m, to: next, count: m) }
+                        // next = T·β: next[i] = Σ_j T[i][j]·β[j], summed in order of j (row j of
+                        // the transposed matrix is column j of T).
+                        Self.weightedRowSum(beta, rows: t.baseAddress!, count: m, positiveOnly: false, into: next)
                         var total: Float = 0
                         for i in 0..<m { total += next[i] }
                         if total > 0 && total.isFinite {
@@ -228,30 +231,66 @@ struct RegionTracker: Sendable, Hashable, Codable {
         return time
     }
 
-    /// y[k] += a · x[k] for k in 0..<n, eight at a time (then four). Each element gets the same product and
-    /// the same sum, in the same order over calls, as the scalar loop (a multiply, then an add: no
-    /// fused multiply-add), so the results are bit for bit those of `y[k] += a * x[k]`; written
-    /// out because the scalar loop's checked index arithmetic kept the compiler from vectorising
-    /// it (`predict` and the backward pass are a fifth of the engine's time).
+    /// out[k] = Σ_i w[i] · rows[i·m + k] for k in 0..<m: the rows of an m × m matrix weighted and
+    /// added up, skipping the rows whose weight is not above 0 when `positiveOnly` (the prediction
+    /// from a filter with exact zeros). Each element is summed from 0 in order of i, one multiply
+    /// then one add per row (no fused multiply-add), so the result is bit for bit that of the
+    /// scalar `out[k] = 0; for i { out[k] += w[i] * rows[i·m + k] }` (`TrackerModelTests`).
+    ///
+    /// Written out because it is the prediction's and the backward pass's whole work (m² per
+    /// device-second and per pending second): the sums stay in SIMD registers for a block of up to
+    /// 20 columns while the rows go by, instead of a load and a store of every element per row
+    /// (the scalar loop's checked index arithmetic kept the compiler from vectorising it at all).
     @inline(__always)
-    static func addScaled(_ a: Float, _ x: UnsafePointer<Float>, to y: UnsafeMutablePointer<Float>, count n: Int) {
-        let va = SIMD8<Float>(repeating: a)
-        var k = 0
-        while k &+ 8 <= n {
-            let vx = UnsafeRawPointer(x + k).loadUnaligned(as: SIMD8<Float>.self)
-            let vy = UnsafeRawPointer(y + k).loadUnaligned(as: SIMD8<Float>.self)
-            UnsafeMutableRawPointer(y + k).storeBytes(of: vy + va * vx, as: SIMD8<Float>.self)
-            k &+= 8
+    static func weightedRowSum(_ w: UnsafePointer<Float>, rows: UnsafePointer<Float>, count m: Int, positiveOnly: Bool,
+                               into out: UnsafeMutablePointer<Float>) {
+        var c = 0
+        // 20 columns at a time (the default monitored set in one pass), then 8, 4 and 1.
+        while m &- c >= 20 {
+            var s0 = SIMD8<Float>(), s1 = SIMD8<Float>(), s2 = SIMD4<Float>()
+            for i in 0..<m {
+                let wi = w[i]
+                if positiveOnly && !(wi > 0) { continue }
+                let row = UnsafeRawPointer(rows + (i &* m &+ c))
+                s0 = s0 + SIMD8(repeating: wi) * row.loadUnaligned(as: SIMD8<Float>.self)
+                s1 = s1 + SIMD8(repeating: wi) * row.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+                s2 = s2 + SIMD4(repeating: wi) * row.loadUnaligned(fromByteOffset: 64, as: SIMD4<Float>.self)
+            }
+            let o = UnsafeMutableRawPointer(out + c)
+            o.storeBytes(of: s0, as: SIMD8<Float>.self)
+            o.storeBytes(of: s1, toByteOffset: 32, as: SIMD8<Float>.self)
+            o.storeBytes(of: s2, toByteOffset: 64, as: SIMD4<Float>.self)
+            c &+= 20
         }
-        if k &+ 4 <= n {
-            let vx = UnsafeRawPointer(x + k).loadUnaligned(as: SIMD4<Float>.self)
-            let vy = UnsafeRawPointer(y + k).loadUnaligned(as: SIMD4<Float>.self)
-            UnsafeMutableRawPointer(y + k).storeBytes(of: vy + SIMD4(repeating: a) * vx, as: SIMD4<Float>.self)
-            k &+= 4
+        while m &- c >= 8 {
+            var s = SIMD8<Float>()
+            for i in 0..<m {
+                let wi = w[i]
+                if positiveOnly && !(wi > 0) { continue }
+                s = s + SIMD8(repeating: wi) * UnsafeRawPointer(rows + (i &* m &+ c)).loadUnaligned(as: SIMD8<Float>.self)
+            }
+            UnsafeMutableRawPointer(out + c).storeBytes(of: s, as: SIMD8<Float>.self)
+            c &+= 8
         }
-        while k < n {
-            y[k] += a * x[k]
-            k &+= 1
+        if m &- c >= 4 {
+            var s = SIMD4<Float>()
+            for i in 0..<m {
+                let wi = w[i]
+                if positiveOnly && !(wi > 0) { continue }
+                s = s + SIMD4(repeating: wi) * UnsafeRawPointer(rows + (i &* m &+ c)).loadUnaligned(as: SIMD4<Float>.self)
+            }
+            UnsafeMutableRawPointer(out + c).storeBytes(of: s, as: SIMD4<Float>.self)
+            c &+= 4
+        }
+        while c < m {
+            var s: Float = 0
+            for i in 0..<m {
+                let wi = w[i]
+                if positiveOnly && !(wi > 0) { continue }
+                s = s + wi * rows[i &* m &+ c]
+            }
+            out[c] = s
+            c &+= 1
         }
     }
 
@@ -292,8 +331,9 @@ struct RegionTracker: Sendable, Hashable, Codable {
         let n = a.count
         guard k > 0, n >= k else { return }
         a.withUnsafeMutableBufferPointer { b in
-            // Forward, so each element is read before it is overwritten.
-            for i in 0..<(n - k) { b[i] = b[i + k] }
+            // One overlapping move down (`update(from:count:)` copies forward here, so each
+            // element is read before it is overwritten).
+            if n > k { b.baseAddress!.update(from: b.baseAddress! + k, count: n - k) }
         }
         a.removeLast(k)
     }
