@@ -56,7 +56,7 @@ public struct HomeAssistantBridge: Sendable {
         if let device = names.topics.device(inStateTopic: topic) {
             return deviceState(device, payload)
         }
-        if let key = aggregatorKey(topic) {
+        if let key = names.topics.aggregatorStatusKey(topic) {
             return aggregatorStatus(key, payload)
         }
         if topic.hasPrefix(names.discoveryPrefix + "/"), topic.hasSuffix("/config") {
@@ -134,16 +134,6 @@ public struct HomeAssistantBridge: Sendable {
         if let old, occupancy[old] != nil { occupancy[old]! -= 1; dirtyRegions.insert(old) }
         if let region, occupancy[region] != nil { occupancy[region]! += 1; dirtyRegions.insert(region) }
         if region == nil { regionOf.removeValue(forKey: device) } else { regionOf[device] = region }
-    }
-
-    /// The key of an aggregator status topic (`…/aggregator/status` → '', `…/aggregator/status/1-3`
-    /// → "1-3"), or nil for any other topic.
-    private func aggregatorKey(_ topic: String) -> String? {
-        let head = names.topics.aggregatorStatus
-        if topic == head { return "" }
-        guard topic.hasPrefix(head + "/") else { return nil }
-        let key = topic.dropFirst(head.count + 1)
-        return key.isEmpty || key.contains("/") ? nil : String(key)
     }
 
     /// An aggregator started, stopped (its last will, or a clean stop) or was retired (its

@@ -89,10 +89,10 @@ public struct LiveVenue: Sendable {
     @discardableResult
     public mutating func apply(topic: String, payload: [UInt8], retained: Bool, receivedAt: Double) -> String? {
         guard topic.hasPrefix(prefix + "/") else { return reject("topic outside the prefix") }
-        let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
-        if levels.count >= 2 && levels.count <= 3 && levels[0] == "aggregator" && levels[1] == "status" {
-            return applyAggregator(key: levels.count == 3 ? String(levels[2]) : "", payload: payload, receivedAt: receivedAt)
+        if let key = Topics(prefix: prefix).aggregatorStatusKey(topic) {
+            return applyAggregator(key: key, payload: payload, receivedAt: receivedAt)
         }
+        let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
         guard levels.count == 3 else { return reject("unexpected topic") }
         let name = String(levels[1])
         switch (levels[0], levels[2]) {

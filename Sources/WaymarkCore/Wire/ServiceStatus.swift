@@ -43,6 +43,15 @@ extension Topics {
     public func aggregatorStatus(owning shards: [Int]) -> String {
         shards.contains(0) || shards.isEmpty ? aggregatorStatus : aggregatorStatus + "/" + shards.map(String.init).joined(separator: "-")
     }
+    /// The key of an aggregator's status topic: '' for ``aggregatorStatus``, "1-3" for
+    /// `…/aggregator/status/1-3`; nil for any other topic.
+    public func aggregatorStatusKey(_ topic: String) -> String? {
+        let head = aggregatorStatus
+        if topic == head { return "" }
+        guard topic.hasPrefix(head + "/") else { return nil }
+        let key = topic.dropFirst(head.count + 1)
+        return key.isEmpty || key.contains("/") ? nil : String(key)
+    }
     /// Every device's state, for consumers that follow all of them.
     public var allDeviceStates: String { "\(prefix)/devices/+/state" }
     /// The device id in a `…/devices/<device>/state` topic, or nil.
