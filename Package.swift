@@ -178,6 +178,8 @@ let package = Package(
                 "WaymarkReports", "WaymarkPostgres", "WaymarkMQTT", "WaymarkJSON", "WaymarkNotify",
                 "WaymarkBridge", "WaymarkHomeAssistant", "WaymarkConsole", "WaymarkService", "WaymarkHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -203,7 +205,7 @@ let package = Package(
             name: "waymark-bench",
             dependencies: ["WaymarkCore", "WaymarkAdvertising", "WaymarkFusion", "WaymarkSimulation", "WaymarkConfig",
                            "WaymarkPostgres", "WaymarkReports", "WaymarkAggregator", "WaymarkMQTT", "WaymarkEdge", "WaymarkService",
-                           "WaymarkAccuracy", "WaymarkProtobuf", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                           "WaymarkAccuracy", "WaymarkProtobuf", "WaymarkHTTP", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Benchmarks/waymark-bench",
             swiftSettings: strict),
 

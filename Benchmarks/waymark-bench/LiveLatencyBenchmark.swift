@@ -2,6 +2,7 @@ import Foundation
 import WaymarkAggregator
 import WaymarkConfig
 import WaymarkCore
+import WaymarkHTTP
 import WaymarkPostgres
 
 /// `waymark-bench live-latency [DEVICES] [SECONDS]`: how long after its evidence a change of a
@@ -41,7 +42,7 @@ enum LiveLatencyBenchmark {
         let admin = try PostgresConnection(url: dbURL)
         try admin.execute("CREATE DATABASE \(database)")
         defer { try? admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }
-        let url = ReportBenchmark.replaceDatabase(dbURL, with: database)
+        let url = PostgresURL.withDatabase(dbURL, database)
         try PostgresMigrator(directory: repository.appendingPathComponent("schema").path).migrate(try PostgresConnection(url: url))
 
         // The example museum under a site id of its own.
@@ -90,57 +91,20 @@ enum LiveLatencyBenchmark {
             print("live-latency: waymark simulate failed with status \(simulate.terminationStatus)")
             return
         }
-        guard let h = Histogram(metrics, name: "waymark_aggregator_live_region_delay_seconds"), h.count > 0 else {
+        guard let h = PrometheusHistogram(metrics, name: "waymark_aggregator_live_region_delay_seconds"), h.count > 0 else {
             print("live-latency: no live-region changes were published")
             return
         }
         print(String(format: "live-latency: %d live-region changes published; mean %.2f s after their evidence; p50 %@, p95 %@, p99 %@",
-                     h.count, h.sum / Double(h.count), h.quantileText(0.5), h.quantileText(0.95), h.quantileText(0.99)))
+                     h.count, h.mean ?? 0, quantileText(h, 0.5), quantileText(h, 0.95), quantileText(h, 0.99)))
         print("live-latency: published within " + [1.0, 2.0, 3.0, 4.0, 5.0].map {
             String(format: "%.0f s: %.1f %%", $0, 100 * Double(h.cumulative(atMost: $0)) / Double(h.count))
         }.joined(separator: ", ") + String(format: " (machine load %.1f)", AggregatorBenchmark.loadAverage()))
     }
 
-    /// A Prometheus histogram read back from the text format.
-    struct Histogram {
-        var buckets: [(le: Double, count: Int)] = []
-        var count = 0
-        var sum = 0.0
-
-        init?(_ text: String, name: String) {
-            for line in text.split(separator: "\n") where line.hasPrefix(name) {
-                let parts = line.split(separator: " ")
-                guard parts.count >= 2, let value = Double(parts[parts.count - 1]) else { continue }
-                if line.hasPrefix(name + "_bucket{le=\"") {
-                    let bound = line.dropFirst(name.count + 12).prefix { $0 != "\"" }
-                    buckets.append((bound == "+Inf" ? .infinity : Double(bound) ?? .nan, Int(value)))
-                } else if line.hasPrefix(name + "_count") {
-                    count = Int(value)
-                } else if line.hasPrefix(name + "_sum") {
-                    sum = value
-                }
-            }
-            buckets.sort { $0.le < $1.le }
-            if buckets.isEmpty { return nil }
-        }
-
-        func cumulative(atMost bound: Double) -> Int { buckets.last { $0.le <= bound }?.count ?? 0 }
-
-        /// The `q` quantile, interpolated linearly within its bucket (as Prometheus'
-        /// `histogram_quantile` does), as text: "≤ 2.25 s" style bounds would hide how it sits.
-        func quantileText(_ q: Double) -> String {
-            let rank = q * Double(count)
-            var lower = 0.0, below = 0
-            for b in buckets {
-                if Double(b.count) >= rank {
-                    if b.le.isInfinite { return String(format: "> %.0f s", lower) }
-                    let share = b.count > below ? (rank - Double(below)) / Double(b.count - below) : 0
-                    return String(format: "%.2f s", lower + share * (b.le - lower))
-                }
-                lower = b.le
-                below = b.count
-            }
-            return "?"
-        }
+    /// A quantile as text ("> 30 s" when it lies in the open bucket).
+    static func quantileText(_ h: PrometheusHistogram, _ q: Double) -> String {
+        guard let v = h.quantile(q) else { return "?" }
+        return v.isInfinite ? String(format: "> %.0f s", h.largestFiniteBound) : String(format: "%.2f s", v)
     }
 }

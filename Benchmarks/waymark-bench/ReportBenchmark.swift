@@ -39,7 +39,7 @@ enum ReportBenchmark {
                     try? admin.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
                 }
             }
-            let db = try PostgresConnection(url: replaceDatabase(url, with: database))
+            let db = try PostgresConnection(url: PostgresURL.withDatabase(url, database))
             defer { db.close() }
             try measure(db, visits: visits)
         } catch {
@@ -215,12 +215,6 @@ enum ReportBenchmark {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
-    static func replaceDatabase(_ url: String, with name: String) -> String {
-        guard let scheme = url.range(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url + "/" + name }
-        let query = url[slash...].firstIndex(of: "?").map { String(url[$0...]) } ?? ""
-        return String(url[..<slash]) + "/" + name + query
     }
 
     static func schemaDirectory() -> String {

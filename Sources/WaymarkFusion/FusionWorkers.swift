@@ -50,6 +50,10 @@ public struct FusionWorkers: Sendable {
         mutating func tick(to t: Double, into out: inout [FusionOutput]) {
             feed.advance(&engine, to: t, into: &out)
         }
+
+        mutating func close(through t: Double, into out: inout [FusionOutput]) {
+            feed.close(&engine, through: t, into: &out)
+        }
     }
 
     /// `count` workers (at least 1) for `site`, in an aggregator of a site with `shards` shards.
@@ -146,6 +150,12 @@ public struct FusionWorkers: Sendable {
         for w in 0..<count { workers[w].tick(to: t, into: &out) }
     }
 
+    /// Every gateway's evidence up to `t` has been fed (the aggregator's reorder watermark): every
+    /// worker's timers advance to the whole second `t` is in (`EngineFeed.close`).
+    public mutating func close(through t: Double, into out: inout [FusionOutput]) {
+        for w in 0..<count { workers[w].close(through: t, into: &out) }
+    }
+
     /// A gateway's retained status changed: every worker hears it.
     public mutating func gatewayStatus(_ gateway: Int, online: Bool, at t: Double) -> [FusionOutput] {
         var out: [FusionOutput] = []
@@ -225,6 +235,7 @@ public struct FusionWorkers: Sendable {
     public func workerCheckpoints() -> [FusionWorkerCheckpoint] {
         workers.map { w in
             FusionWorkerCheckpoint(nextTick: w.feed.nextTick.isFinite ? w.feed.nextTick : -1,
+                                   evidenceEnd: w.feed.evidenceEnd.isFinite ? w.feed.evidenceEnd : nil,
                                    calibration: w.engine.calibrationCheckpoint(),
                                    gatewayHealth: w.engine.gatewayHealthCheckpoint())
         }
@@ -239,6 +250,8 @@ public struct FusionWorkers: Sendable {
         for w in 0..<count {
             let s = saved[w % saved.count]
             workers[w].feed.nextTick = s.nextTick >= 0 ? s.nextTick : -.infinity
+            // Saved before it existed: the evidence then reached the last tick at least.
+            workers[w].feed.evidenceEnd = s.evidenceEnd ?? (s.nextTick >= 0 ? s.nextTick - 1 : -.infinity)
             if let c = s.calibration { workers[w].engine.restore(calibration: c) }
             if let h = s.gatewayHealth { workers[w].engine.restore(gatewayHealth: h) }
         }
@@ -249,11 +262,16 @@ public struct FusionWorkers: Sendable {
 public struct FusionWorkerCheckpoint: Codable, Sendable, Equatable {
     /// The worker's next 1-second tick (evidence time; −1: none yet).
     public var nextTick: Double
+    /// The end of the latest second its evidence reached (`EngineFeed.evidenceEnd`; nil: none yet, or
+    /// saved before it was kept).
+    public var evidenceEnd: Double?
     public var calibration: CalibrationCheckpoint?
     public var gatewayHealth: [String: GatewayHealthCheckpoint]?
 
-    public init(nextTick: Double, calibration: CalibrationCheckpoint?, gatewayHealth: [String: GatewayHealthCheckpoint]?) {
+    public init(nextTick: Double, evidenceEnd: Double? = nil, calibration: CalibrationCheckpoint?,
+                gatewayHealth: [String: GatewayHealthCheckpoint]?) {
         self.nextTick = nextTick
+        self.evidenceEnd = evidenceEnd
         self.calibration = calibration
         self.gatewayHealth = gatewayHealth
     }

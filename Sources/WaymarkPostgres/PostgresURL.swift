@@ -19,6 +19,14 @@ public enum PostgresURL {
         return maskKey("password", in: s)
     }
 
+    /// A URL (`postgresql://…/db?…`) naming database `name` instead of its own, with the same
+    /// server, user and options (a URL without a database gets it appended).
+    public static func withDatabase(_ url: String, _ name: String) -> String {
+        guard let scheme = url.range(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url + "/" + name }
+        let query = url[slash...].firstIndex(of: "?").map { String(url[$0...]) } ?? ""
+        return String(url[..<slash]) + "/" + name + query
+    }
+
     /// Replaces the value of `key=` (URL query or key/value form) with `***`.
     private static func maskKey(_ key: String, in text: String) -> String {
         var out = ""

@@ -13,6 +13,15 @@ import WaymarkPostgres
         #expect(PostgresURL.masked(url) == masked)
     }
 
+    @Test(arguments: [
+        ("postgresql://u:p@h:5432/waymark", "postgresql://u:p@h:5432/other"),
+        ("postgresql://u@h/waymark?sslmode=require&connect_timeout=5", "postgresql://u@h/other?sslmode=require&connect_timeout=5"),
+        ("postgresql://u@h:5432", "postgresql://u@h:5432/other"),
+    ])
+    func anotherDatabaseOnTheSameServer(url: String, expected: String) {
+        #expect(PostgresURL.withDatabase(url, "other") == expected)
+    }
+
     @Test func arraysBindAsQuotedLiterals() {
         #expect(["a", "b,c", "d\"e", "f\\g"].postgresText == #"{"a","b,c","d\"e","f\\g"}"#)
         #expect((["x", nil] as [String?]).postgresText == #"{"x",NULL}"#)

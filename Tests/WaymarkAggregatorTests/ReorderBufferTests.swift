@@ -172,6 +172,41 @@ import WaymarkCore
         return c.handle(topic: topics.sightings(gw), payload: Array(try JSONEncoder().encode(b)), receivedAt: t)
     }
 
+    /// The live regions in the device states published now.
+    func liveRegions(_ c: inout AggregatorCore) throws -> [String] {
+        try c.takePublications().filter { $0.topic.hasSuffix("/state") }.compactMap { p in
+            try (JSONSerialization.jsonObject(with: Data(p.payload)) as? [String: Any])?["current_region"] as? String
+        }
+    }
+
+    @Test func aDevicesSecondClosesOnceEveryGatewaysWindowIsInNotAtTheNextWindow() throws {
+        // Window [t0, t0 + 1): gw-0 hears the device loudly, the others send empty batches (as
+        // edges on a live radio do). Once the last of them is in, the watermark is at t0 + 1 and
+        // the device's second is complete: its live region goes out with it.
+        let t0 = 1_700_000_100.0
+        let device = LineVenue.device(0)
+        for window in [2.0, 0] {
+            var c = try core(window: window)
+            for g in 0...3 { _ = try send(&c, "gw-\(g)", seq: 1, end: t0, at: t0 + 0.1) }  // every gateway is known
+            let loud = SightingBatch(gateway: "gw-0", boot: "b", seq: 2, start: t0, end: t0 + 1, sightings: [
+                .init(device: device, count: 5, rssiMax: -50, rssiMean: -52, rssiLast: -52, tx: -59, first: t0 + 0.1, last: t0 + 0.4),
+            ])
+            _ = c.handle(topic: topics.sightings("gw-0"), payload: Array(try JSONEncoder().encode(loud)), receivedAt: t0 + 1.05)
+            for g in 1...2 { _ = try send(&c, "gw-\(g)", seq: 2, end: t0 + 1, at: t0 + 1.1) }
+            #expect(try liveRegions(&c).isEmpty, "gw-3's window is not in yet (reorder window \(window) s)")
+            _ = try send(&c, "gw-3", seq: 2, end: t0 + 1, at: t0 + 1.2)
+            if window > 0 {
+                #expect(try liveRegions(&c) == ["r0"], "every window is in: the second closed")
+            } else {
+                // Without the reorder stage nothing says the second is complete: it waits for the
+                // next window's evidence.
+                #expect(try liveRegions(&c).isEmpty)
+                _ = try send(&c, "gw-0", seq: 3, end: t0 + 2, at: t0 + 2.05)
+                #expect(try liveRegions(&c) == ["r0"])
+            }
+        }
+    }
+
     @Test func heldBatchesAreNeitherMarkedNorAckedUntilReleased() throws {
         var c = try core(window: 2)
         let t0 = 1_700_000_100.0

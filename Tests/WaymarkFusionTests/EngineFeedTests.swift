@@ -80,4 +80,70 @@ struct EngineFeedTests {
         #expect(!pending.isEmpty)
         #expect(zip(pending, pending.dropFirst()).allSatisfy { $1.rounded(.down) - $0.rounded(.down) == 1 }, "pending seconds \(pending)")
     }
+
+    /// Windows of three gateways along a line, device a walking from r0 to r2 and b standing at r1,
+    /// with seconds where nobody is heard (a: 20–27, both: 40–44) and gateway g2 sending an empty
+    /// batch now and then.
+    func windows() -> [[(gateway: Int, batch: SightingBatch)]] {
+        var out: [[(gateway: Int, batch: SightingBatch)]] = []
+        for w in 0..<70 where !(40..<45).contains(w) {
+            let start = Double(w)
+            var window: [(gateway: Int, batch: SightingBatch)] = []
+            let aAt = w < 20 ? 0 : (w < 28 ? -1 : (w < 55 ? 1 : 2))
+            for g in 0..<3 {
+                var entries: [SightingBatch.Entry] = []
+                if aAt == g { entries.append(entry(a, at: start + 0.2 + 0.1 * Double(g))) }
+                if g == 1 { entries.append(entry(b, at: start + 0.7)) }
+                if !entries.isEmpty || (g == 2 && w % 3 == 0) { window.append((g, batch("g\(g)", window: start, entries))) }
+            }
+            out.append(window)
+        }
+        return out
+    }
+
+    @Test("closing each window at the watermark changes nothing but when: same outputs, same state, as feeding alone")
+    func closingAtTheWatermarkIsTheReplaysFeed() throws {
+        // The aggregator closes each window once every gateway's batch of it is fused
+        // (`EngineFeed.close`); `waymark replay` only feeds. The engine must see the same calls.
+        var replayed = FusionEngine(site: try Venue.line(3)), live = replayed
+        var replayFeed = EngineFeed(), liveFeed = EngineFeed()
+        var replayOut: [FusionOutput] = [], liveOut: [FusionOutput] = [], handles: [DeviceHandle] = []
+        var closedEarly = 0
+        for window in windows() {
+            for (g, b) in window {
+                replayFeed.feed(b, gateway: g, &replayed, into: &replayOut, handles: &handles)
+                liveFeed.feed(b, gateway: g, &live, into: &liveOut, handles: &handles)
+            }
+            let before = liveOut.count
+            liveFeed.close(&live, through: window[0].batch.end, into: &liveOut)
+            if liveOut.count > before { closedEarly += 1 }
+        }
+        // One more reading after a pause: the replay's feed stops at the end of the last second with
+        // evidence first, where the live feed was closed already.
+        let last = batch("g1", window: 75, [entry(b, at: 75.5)])
+        replayFeed.feed(last, gateway: 1, &replayed, into: &replayOut, handles: &handles)
+        liveFeed.feed(last, gateway: 1, &live, into: &liveOut, handles: &handles)
+        #expect(closedEarly > 10, "the watermark closed seconds with output \(closedEarly) times")
+        #expect(liveOut == replayOut)
+        #expect(live.checkpoint() == replayed.checkpoint())
+        #expect(live.calibration == replayed.calibration)
+    }
+
+    @Test("a device's second closes when its window is closed, not at the next second's first reading")
+    func closeEndsTheSecond() throws {
+        var engine = FusionEngine(site: try Venue.line(2))
+        var feed = EngineFeed()
+        var out: [FusionOutput] = [], handles: [DeviceHandle] = []
+        feed.feed(batch("g0", window: 0, [entry(a, at: 0.4)]), gateway: 0, &engine, into: &out, handles: &handles)
+        #expect(engine.devices.first { $0.id == a }?.tracker.hasOpenSecond == true)
+        feed.close(&engine, through: 1, into: &out)
+        #expect(engine.devices.first { $0.id == a }?.tracker.hasOpenSecond == false)
+        #expect(out.contains { if case .live(let l) = $0 { return l.device == a } else { return false } }, "the live region is out")
+        #expect(feed.nextTick == 2)
+        // Closing again, or a reading of the next second, does not advance again before second 2.
+        let count = out.count
+        feed.close(&engine, through: 1.5, into: &out)
+        #expect(out.count == count && feed.nextTick == 2)
+    }
 }
+

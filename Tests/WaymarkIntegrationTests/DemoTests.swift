@@ -29,7 +29,7 @@ struct DemoTests {
         let log = work + "/demo.out"
         let run = try AggregatorProcesses.run([
             waymark, "demo", "--work", work + "/run", "--mqtt", mqtt, "--database", database.url, "--site", site,
-            "--devices", "10", "--duration", "5m", "--speedup", "200", "--seed", "3",
+            "--devices", "10", "--duration", "5m", "--speedup", "200", "--seed", "3", "--live-seconds", "15",
         ])
         try? run.output.write(toFile: log, atomically: true, encoding: .utf8)
         #expect(run.status == 0, "waymark demo failed:\n\(run.output)")
@@ -40,9 +40,14 @@ struct DemoTests {
         #expect(output.contains("== Accuracy of what the aggregator stored"))
         #expect(output.contains("visit recall") && output.contains("current region, exact"), "no accuracy figures:\n\(output)")
         #expect(FileManager.default.fileExists(atPath: work + "/run/map.svg"))
+        // The live latency at real time, from the second aggregator's histogram (its database is dropped: below).
+        let live = try #require(output.split(separator: "\n").first { $0.contains("changes of a device's live region published; p50") },
+                                "no live-latency figures:\n\(output)")
+        #expect(!live.hasPrefix("0 "), "\(live)")
         // Every visit the report counted came from the pipeline: the database holds visits.
         let db = try database.connect()
         defer { db.close() }
+        #expect(try db.query("SELECT count(*)::int8 FROM pg_database WHERE datname LIKE 'waymark_demo_live_%'").first?.int(0) == 0)
 
         // The example museum's rules: every device that entered a region is welcomed once, and
         // the demo says so. Which devices have entered by the end depends on how far the engine's

@@ -36,6 +36,7 @@ extension AggregatorCore {
         // Worker 0's in the fields of a single engine too: a checkpoint as an older aggregator
         // (one engine) wrote and reads it.
         s.nextTick = workers[0].nextTick
+        s.evidenceEnd = workers[0].evidenceEnd
         s.latest = latest
         for (gw, clock) in clocks where clock.offset != 0 { s.clockOffsets[gw] = clock.offset }
         s.calibration = workers[0].calibration
@@ -97,7 +98,8 @@ extension AggregatorCore {
             latest = state.latest
             writeNumber = state.writeNumber
             fusion.restore(workers: state.fusionWorkers ?? [
-                FusionWorkerCheckpoint(nextTick: state.nextTick, calibration: state.calibration, gatewayHealth: state.gatewayHealth),
+                FusionWorkerCheckpoint(nextTick: state.nextTick, evidenceEnd: state.evidenceEnd, calibration: state.calibration,
+                                       gatewayHealth: state.gatewayHealth),
             ])
             fusedEnds = state.gatewayEnds ?? [:]
             for (gw, offset) in state.clockOffsets {

@@ -26,7 +26,7 @@ extension AggregatorCore {
     /// Releases the held batches that are due at `now` (the aggregator's clock) to the engine.
     public mutating func releaseDue(at now: Double) {
         expireGaps(at: now)
-        fuse(reorder.release(at: now))
+        fuse(reorder.release(at: now), at: now)
     }
 
     /// Catch-ups that ended by timeout rather than by the gateway's batch arriving.
@@ -66,10 +66,12 @@ extension AggregatorCore {
             return
         }
         let marker = HeldBatch(key: key, seq: seq, batch: nil, gateway: -1, offset: 0, receivedAt: now)
-        fuse(reorder.insert(marker, source: key.gateway, rank: site.gatewayIndex(key.gateway) ?? 0, windowEnd: nil, at: now))
+        fuse(reorder.insert(marker, source: key.gateway, rank: site.gatewayIndex(key.gateway) ?? 0, windowEnd: nil, at: now), at: now)
     }
 
-    mutating func fuse(_ released: [HeldBatch]) {
+    /// Fuses released items in order; with the receive clock `now`, then closes what the
+    /// watermark completed (`closeToWatermark`).
+    mutating func fuse(_ released: [HeldBatch], at now: Double? = nil) {
         for h in released {
             if let online = h.statusOnline {
                 applyStatus(gateway: h.gateway, online: online, reportedAt: h.receivedAt)
@@ -80,6 +82,26 @@ extension AggregatorCore {
                 fusedEnds[h.key.gateway] = max(fusedEnds[h.key.gateway] ?? -.infinity, batch.end)
             }
             progress.markProcessed(h.key, seq: h.seq)
+        }
+        if let now { closeToWatermark(at: now) }
+    }
+
+    /// Advances the engine's timers to the reorder stage's watermark: every active gateway has sent
+    /// its windows up to it and they have all been fused, so each device's second of evidence that
+    /// ends there is complete and closes now — its live region is published with this second's
+    /// evidence, not a window later when the next second's first reading arrives (docs/aggregator.md,
+    /// "Live latency"). The timers advance to the same whole seconds as `waymark replay`'s
+    /// (`EngineFeed`), only sooner in wall time. With the stage off there is no watermark
+    /// (nothing says the other gateways' readings of a second have all come), so the timers
+    /// advance with the readings as before.
+    mutating func closeToWatermark(at now: Double) {
+        guard reorder.maxLatenessS > 0 else { return }
+        let w = reorder.watermark(at: now)
+        guard w.isFinite, w >= fusion.nextTick else { return }
+        fusion.close(through: w, into: &outputs)
+        route()
+        if notifier.isActive, case let next = fusion.nextTick, next.isFinite {
+            notifier.advance(to: next - 1, into: &pending.notifications)
         }
     }
 }

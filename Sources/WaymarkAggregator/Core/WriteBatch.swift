@@ -117,6 +117,9 @@ public struct WriteBatch: Sendable {
 public struct AggregatorCheckpoint: Codable, Sendable, Equatable {
     /// The engine's next 1-second tick (evidence time).
     public var nextTick: Double = -1
+    /// The end of the latest second the engine's evidence reached (`EngineFeed.evidenceEnd`; nil:
+    /// none yet, or written by an aggregator that did not keep it).
+    public var evidenceEnd: Double?
     /// Latest evidence time processed.
     public var latest: Double = 0
     /// Clock offsets per gateway (seconds added to its times).

@@ -29,6 +29,8 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Simulated period, e.g. 5m, 30m, 2h.") var duration: String = "20m"
     @Option(help: "Replay speed: simulated seconds per real second.") var speedup: Double = 30
     @Option(help: "Random seed of the simulation.") var seed: UInt64 = 1
+    @Option(help: "Seconds of the live-latency measurement at real time after the reports (0 skips it).")
+    var liveSeconds: Int = 30
     @Option(help: "Folder with waymark-edge and waymark-aggregator (default: next to this program).") var bin: String?
     @Flag(help: "The caller removes --work when the demo ends (scripts/demo.sh without --keep): the closing lines say so instead of pointing into it.")
     var temporaryWork = false
@@ -46,6 +48,7 @@ struct DemoCommand: ParsableCommand {
         }
         guard devices >= 1 && devices <= 100_000 else { throw ValidationError("--devices must be between 1 and 100000") }
         guard speedup >= 1 && speedup <= 1000 else { throw ValidationError("--speedup must be between 1 and 1000") }
+        guard liveSeconds >= 0 && liveSeconds <= 3600 else { throw ValidationError("--live-seconds must be between 0 (skip) and 3600") }
         let sitePath = site ?? Self.defaultSite()
         let loaded = try loadSiteOrExit(sitePath)
         let waymark = Self.executablePath()
@@ -59,7 +62,7 @@ struct DemoCommand: ParsableCommand {
             site: loaded, sitePath: sitePath, work: URL(fileURLWithPath: work).standardizedFileURL.path,
             mqttURL: mqttURL, databaseURL: databaseURL, waymark: waymark, binDirectory: binDirectory,
             devices: devices, durationS: seconds, durationText: duration, speedup: speedup, seed: seed,
-            temporaryWork: temporaryWork)
+            liveSeconds: liveSeconds, temporaryWork: temporaryWork)
         do {
             try run.execute()
         } catch let error as DemoError {

@@ -115,12 +115,13 @@ struct DemoResults {
     }
 
     /// Runs `waymark ARGUMENTS…` with its output on ours; true when it succeeded.
-    func run(_ arguments: [String], quiet: Bool = false) -> Bool {
+    func run(_ arguments: [String], quiet: Bool = false, silent: Bool = false) -> Bool {
         fflush(nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: waymark)
         process.arguments = arguments
-        if quiet { process.standardError = FileHandle(forWritingAtPath: "/dev/null") }
+        if quiet || silent { process.standardError = FileHandle(forWritingAtPath: "/dev/null") }
+        if silent { process.standardOutput = FileHandle(forWritingAtPath: "/dev/null") }
         do { try process.run() } catch { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
