@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The one-command demo (README "Quick start"):
-#   scripts/demo.sh [--devices N] [--duration 30m] [--speedup X] [--seed S] [--keep] [--serve [--port P]]
+#   scripts/demo.sh [--devices N] [--duration 30m] [--speedup X] [--seed S] [--live-seconds 30] [--keep] [--serve [--port P]]
 # Installs what is missing (scripts/setup.sh), builds the release programs, starts a private
 # Mosquitto and PostgreSQL in a new temporary directory, and runs `waymark demo` against them: the
 # example museum's gateways as real waymark-edge processes replaying simulated sightings, the
-# waymark-aggregator, then the foot-traffic report, the accuracy against ground truth and the map.
+# waymark-aggregator, then the foot-traffic report, the accuracy against ground truth, how soon a
+# live region reaches the broker at real time (--live-seconds, 0 skips it) and the map.
 # Ctrl-C (or SIGINT/SIGTERM to this script) or the end of the run stops everything it started and
 # removes the directory; --keep keeps it (map, logs, database files: scripts/demo-psql.sh DIR opens
 # the data in psql), and so does a failed run, for its logs. Either way the last line says which.
@@ -20,7 +21,7 @@ serve=0
 port=8080
 while (($#)); do
   case $1 in
-    --devices|--duration|--speedup|--seed)
+    --devices|--duration|--speedup|--seed|--live-seconds)
       (($# >= 2)) || { echo "demo: $1 needs a value" >&2; exit 64; }
       args+=("$1" "$2"); shift 2 ;;
     --keep)
@@ -31,9 +32,9 @@ while (($#)); do
       (($# >= 2)) || { echo "demo: $1 needs a value" >&2; exit 64; }
       port=$2; shift 2 ;;
     -h|--help)
-      sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *)
-      echo "demo: unknown option '$1'; use --devices N, --duration 30m, --speedup X, --seed S, --keep, --serve or --port P" >&2; exit 64 ;;
+      echo "demo: unknown option '$1'; use --devices N, --duration 30m, --speedup X, --seed S, --live-seconds N, --keep, --serve or --port P" >&2; exit 64 ;;
   esac
 done
 ((keep)) || args+=(--temporary-work)
