@@ -13,7 +13,9 @@ public struct SightingWindower: Sendable {
     public let window: Double
     public let gateway: String
     public let boot: String
-    public let emptyWindows: Bool
+    /// Whether windows without sightings are batches too. It may change at any time: a window
+    /// that closes while it is off produces no batch when empty (no sequence number is used).
+    public var emptyWindows: Bool
     /// The seq of the next batch (1 for the first batch of a boot).
     public private(set) var nextSeq: UInt64 = 1
     public private(set) var lateSightings = 0

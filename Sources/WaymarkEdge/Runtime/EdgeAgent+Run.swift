@@ -90,7 +90,10 @@ extension EdgeAgent {
         let now = Date().timeIntervalSince1970
         let stop: Bool = lock.withLock {
             applyAcksLocked()
-            if source.usesWallClock, let batch = pipeline.tick(now: now) { spoolAndSendLocked(batch) }
+            if source.usesWallClock {
+                pipeline.windower.emptyWindows = emptyWindowsUsefulLocked()
+                if let batch = pipeline.tick(now: now) { spoolAndSendLocked(batch) }
+            }
             sendDueLocked(now: now)
             publishStatusIfDueLocked(now: now)
             if stopRequested || sourceError != nil { return true }
@@ -102,6 +105,20 @@ extension EdgeAgent {
         }
         updateMetrics()
         return stop
+    }
+
+    /// Batches waiting for their ack beyond which empty windows are left out (about that many
+    /// seconds without an ack, at one batch a second).
+    public static let emptyWindowBacklog = 10
+
+    /// Whether an empty window is worth a batch now: it only tells a running aggregator not to wait
+    /// for this gateway (docs/edge.md, "What it sends"), so it is sent while the broker is connected
+    /// and the aggregator acks (no spool holds more than `emptyWindowBacklog` batches). In a broker
+    /// outage, or while the aggregator or its database is down, it would be spooled and resent later
+    /// as evidence nobody waits for any more, filling the spool: windows without sightings are then
+    /// left out, as a replay leaves them out, and come back with the acks. Caller holds `lock`.
+    func emptyWindowsUsefulLocked() -> Bool {
+        client.isConnected && lanes.lanes.allSatisfy { $0.spool.depth <= Self.emptyWindowBacklog }
     }
 
     /// Stops the source, flushes the open window to the spool, gives in-flight publishes a moment,
