@@ -190,6 +190,39 @@ import WaymarkFusion
         #expect(sets.last?.first == "r7")
     }
 
+    @Test("a device whose live region changed has its state published at once; the others wait for the interval")
+    func liveChangesArePublishedAtOnce() throws {
+        var c = try core(regions: 4)
+        let records = LineWalk.records(devices: 2, path: [0, 1, 2, 3], dwell: 30, start: 1_700_000_000, regions: 4)
+        var atOnce: [String] = [], regionsAtOnce: [String?] = [], changesAtOnce = 0, later = 0
+        for (i, b) in LineWalk.batches(records).enumerated() {
+            _ = c.handle(topic: topics.sightings(b.gateway), payload: try payload(b), receivedAt: b.end + 1)
+            if c.hasLiveChanges {
+                let out = c.takeLiveChanges()
+                #expect(!c.hasLiveChanges)
+                let states = out.filter { $0.topic.hasSuffix("/state") }
+                #expect(!states.isEmpty, "a live change publishes its device's state")
+                #expect(c.publishedLiveChanges.count == states.count)
+                changesAtOnce += c.publishedLiveChanges.count
+                for p in states {
+                    atOnce.append(p.topic)
+                    let json = try JSONSerialization.jsonObject(with: Data(p.payload)) as! [String: Any]
+                    regionsAtOnce.append(json["current_region"] as? String)
+                }
+            }
+            if i % 20 == 19 {
+                // The interval's round: the devices heard since, none of them with a live change
+                // not yet published.
+                _ = c.takePublications()
+                later += c.publishedLiveChanges.count
+            }
+        }
+        #expect(Set(atOnce) == [topics.deviceState(LineVenue.device(0)), topics.deviceState(LineVenue.device(1))])
+        // Each device's four regions, each shown once at once (the change itself, never a repeat).
+        #expect(regionsAtOnce.compactMap { $0 }.sorted() == ["r0", "r0", "r1", "r1", "r2", "r2", "r3", "r3"], "\(regionsAtOnce)")
+        #expect(changesAtOnce == 8 && later == 0)
+    }
+
     @Test("each published change of a device's live region comes with the evidence time that decided it, once")
     func publishedLiveChangesCarryTheirEvidenceTime() throws {
         var c = try core(regions: 4)

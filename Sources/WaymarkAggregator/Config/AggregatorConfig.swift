@@ -92,7 +92,8 @@ public struct AggregatorConfig: Sendable {
     /// 0 leaves refreshing to `waymark report` and to the operator.
     public var reportRefreshIntervalS = 300.0
 
-    /// `publish.interval_ms`: device state and monitored sets are published at most this often per device.
+    /// `publish.interval_ms`: device state and monitored sets are published at most this often per
+    /// device, except a state whose live region changed, which goes out at once.
     public var publishIntervalMS = 1000
 
     /// `webhooks.*`: delivery of notifications to the rules' webhooks (docs/notifications.md).

@@ -58,17 +58,42 @@ extension AggregatorCore {
             guard let v = views.views[device] else { continue }
             out.append(Publication(topic: topics.deviceMonitored(device), payload: DevicePayloads.monitored(device, v, site: site), retain: true))
         }
-        for device in views.dirtyState.sorted() {
-            guard let v = views.views[device] else { continue }
-            out.append(Publication(topic: topics.deviceState(device), payload: DevicePayloads.state(device, v), retain: true))
-            // A live change that was undone before this state went out is no change to a reader.
-            if let t = v.liveChangedAt, v.publishedLive != .some(v.live) { publishedLiveChanges.append(t) }
-            views.views[device]?.liveChangedAt = nil
-            views.views[device]?.publishedLive = .some(v.live)
-        }
+        for device in views.dirtyState.sorted() { publishState(of: device, into: &out) }
         views.dirtyMonitored.removeAll(keepingCapacity: true)
         views.dirtyState.removeAll(keepingCapacity: true)
+        views.liveChanged.removeAll(keepingCapacity: true)
         return out
+    }
+
+    /// Whether a device's live region changed since its state was last published.
+    public var hasLiveChanges: Bool { !views.liveChanged.isEmpty }
+
+    /// The events so far and the state of every device whose live region changed, at once instead
+    /// of at the next publication interval: the live region is what someone waiting for a device
+    /// sees change (docs/aggregator.md, "Live latency"). The other changed devices wait for
+    /// `takePublications`, so a busy venue still sends each device's state about once per interval.
+    /// `publishedLiveChanges` then holds the evidence times of the live-region changes published.
+    public mutating func takeLiveChanges() -> [Publication] {
+        route()
+        var out = publications
+        publications.removeAll(keepingCapacity: true)
+        publishedLiveChanges.removeAll(keepingCapacity: true)
+        for device in views.liveChanged.sorted() where views.views[device].map({ $0.publishedLive != .some($0.live) }) ?? false {
+            publishState(of: device, into: &out)
+            views.dirtyState.remove(device)
+        }
+        views.liveChanged.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    /// Appends `device`'s retained state and notes a live change it shows for the first time.
+    private mutating func publishState(of device: DeviceID, into out: inout [Publication]) {
+        guard let v = views.views[device] else { return }
+        out.append(Publication(topic: topics.deviceState(device), payload: DevicePayloads.state(device, v), retain: true))
+        // A live change that was undone before this state went out is no change to a reader.
+        if let t = v.liveChangedAt, v.publishedLive != .some(v.live) { publishedLiveChanges.append(t) }
+        views.views[device]?.liveChangedAt = nil
+        views.views[device]?.publishedLive = .some(v.live)
     }
 
     /// Marks a write as committed (its marks become the ones duplicates are re-acked with) and

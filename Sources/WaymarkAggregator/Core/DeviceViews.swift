@@ -29,6 +29,9 @@ struct DeviceViews: Sendable {
     var views: [DeviceID: View] = [:]
     var dirtyState = Set<DeviceID>()
     var dirtyMonitored = Set<DeviceID>()
+    /// Devices whose live region changed since their state was last published: their state goes
+    /// out at once (`AggregatorCore.takeLiveChanges`), the others' at the publication interval.
+    var liveChanged = Set<DeviceID>()
     var monitoredSize = 20
 
     func current(of device: DeviceID) -> String? { views[device]?.current }
@@ -49,11 +52,16 @@ struct DeviceViews: Sendable {
     }
 
     mutating func apply(_ l: FusionOutput.LiveLocation) {
+        var changed = false
         update(l.device, at: l.t) { v in
-            if v.live != l.region || v.liveChangedAt == nil && v.publishedLive == nil { v.liveChangedAt = l.t }
+            if v.live != l.region || v.liveChangedAt == nil && v.publishedLive == nil {
+                v.liveChangedAt = l.t
+                changed = true
+            }
             v.live = l.region
             v.confidence = l.confidence
         }
+        if changed { liveChanged.insert(l.device) }
         dirtyState.insert(l.device)
     }
 
@@ -72,6 +80,7 @@ struct DeviceViews: Sendable {
         views[device] = nil
         dirtyState.remove(device)
         dirtyMonitored.remove(device)
+        liveChanged.remove(device)
     }
 
     mutating func apply(_ m: FusionOutput.MonitoredSet) {

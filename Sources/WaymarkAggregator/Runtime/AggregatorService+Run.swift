@@ -207,6 +207,10 @@ extension AggregatorService {
                     break
                 }
             }
+            if core.hasLiveChanges {
+                publish(core.takeLiveChanges(), client)
+                recordLiveDelays()
+            }
             let now = Self.now()
             if message == nil || now - lastRelease >= 0.05 {
                 lastRelease = now
@@ -235,8 +239,7 @@ extension AggregatorService {
                 lock.unlock()
                 if reconnected { publish(core.currentAcks(), client) }
                 publish(core.takePublications(), client)
-                let published = Date().timeIntervalSince1970
-                for t in core.publishedLiveChanges { metrics.liveRegionDelay.record(published - t) }
+                recordLiveDelays()
                 metrics.ingestQueue.set(Double(ingest.count))
                 metrics.devices.set(Double(core.fusion.deviceCount))
                 if core.fusion.forgottenDevices > forgottenSeen {
@@ -265,6 +268,12 @@ extension AggregatorService {
         }
         applyCommitted()
         publish(core.takePublications(), client)
+    }
+
+    /// Records how long after their evidence the live-region changes just published went out.
+    func recordLiveDelays() {
+        let published = Date().timeIntervalSince1970
+        for t in core.publishedLiveChanges { metrics.liveRegionDelay.record(published - t) }
     }
 
     /// Resolves the webhook secrets (a rule with a webhook and no secret stops the start with a
