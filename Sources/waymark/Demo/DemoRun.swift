@@ -220,7 +220,7 @@ struct DemoRun {
         say(String(format: "%d changes of a device's live region published; p50 %.2f s, p95 %.2f s after the end of the second of "
                    + "evidence that decided them; %.1f %% within 3 s", f.changes, f.p50, f.p95, 100 * f.withinThree))
         say("(The replay above runs at \(Self.number(speedup))× real time, where the pipeline's own waits — the edge's window, the "
-            + "reorder stage, the publication every second — stand for many simulated seconds, so only a real-time run shows this. "
+            + "reorder stage, the states' publication — stand for many simulated seconds, so only a real-time run shows this. "
             + "`waymark evaluate`'s \"live region published after\" compares the live region with the smoothed history instead, "
             + "which dates a move up to the smoothing lag earlier than the evidence shows it: docs/accuracy.md.)\n")
     }
