@@ -30,7 +30,7 @@ public struct EngineFeed: Sendable {
     public mutating func advance(_ engine: inout FusionEngine, to t: Double, into out: inout [FusionOutput]) {
         let second = t.rounded(.down)
         if t >= nextTick {
-            if evidenceEnd >= nextTick && evidenceEnd < second { out += engine.advance(to: evidenceEnd) }
+            if evidenceEnd.isFinite && evidenceEnd >= nextTick && evidenceEnd < second { out += engine.advance(to: evidenceEnd) }
             out += engine.advance(to: second)
             nextTick = second + 1
         }
