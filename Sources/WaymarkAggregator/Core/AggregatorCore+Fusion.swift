@@ -44,8 +44,12 @@ extension AggregatorCore {
         pending.ingest[.init(gateway: gatewayID, hour: Self.hour(receivedAt))] = ingest
         pending.sightingCount += batch.sightings.count
         route()
-        // Dwell timers and delayed goodbyes follow the engine's clock, at the same points as in
-        // `waymark replay` (after each engine call).
+        advanceNotifier()
+    }
+
+    /// Dwell timers and delayed goodbyes follow the engine's clock, at the same points as in
+    /// `waymark replay` (after each engine call).
+    mutating func advanceNotifier() {
         if notifier.isActive, case let next = fusion.nextTick, next.isFinite {
             notifier.advance(to: next - 1, into: &pending.notifications)
         }

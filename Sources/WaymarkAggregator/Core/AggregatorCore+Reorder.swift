@@ -26,7 +26,7 @@ extension AggregatorCore {
     /// Releases the held batches that are due at `now` (the aggregator's clock) to the engine.
     public mutating func releaseDue(at now: Double) {
         expireGaps(at: now)
-        fuse(reorder.release(at: now), at: now)
+        fuse(reorder.release(at: now))
     }
 
     /// Catch-ups that ended by timeout rather than by the gateway's batch arriving.
@@ -54,7 +54,7 @@ extension AggregatorCore {
 
     /// Releases every held batch (shutdown: what was taken in is committed and acked).
     public mutating func releaseAll() {
-        fuse(reorder.releaseAll())
+        fuse(reorder.releaseAll(), closing: false)
     }
 
     /// A batch that is not fused but whose sequence number must be covered by the gateway's
@@ -66,12 +66,12 @@ extension AggregatorCore {
             return
         }
         let marker = HeldBatch(key: key, seq: seq, batch: nil, gateway: -1, offset: 0, receivedAt: now)
-        fuse(reorder.insert(marker, source: key.gateway, rank: site.gatewayIndex(key.gateway) ?? 0, windowEnd: nil, at: now), at: now)
+        fuse(reorder.insert(marker, source: key.gateway, rank: site.gatewayIndex(key.gateway) ?? 0, windowEnd: nil, at: now))
     }
 
-    /// Fuses released items in order; with the receive clock `now`, then closes what the
-    /// watermark completed (`closeToWatermark`).
-    mutating func fuse(_ released: [HeldBatch], at now: Double? = nil) {
+    /// Fuses released items in order, then (`closing`: they came from a `release` of the reorder
+    /// stage, whose watermark is current) closes what the watermark completed (`closeToWatermark`).
+    mutating func fuse(_ released: [HeldBatch], closing: Bool = true) {
         for h in released {
             if let online = h.statusOnline {
                 applyStatus(gateway: h.gateway, online: online, reportedAt: h.receivedAt)
@@ -83,7 +83,7 @@ extension AggregatorCore {
             }
             progress.markProcessed(h.key, seq: h.seq)
         }
-        if let now { closeToWatermark(at: now) }
+        if closing { closeToWatermark() }
     }
 
     /// Advances the engine's timers to the reorder stage's watermark: every active gateway has sent
@@ -94,14 +94,12 @@ extension AggregatorCore {
     /// (`EngineFeed`), only sooner in wall time. With the stage off there is no watermark
     /// (nothing says the other gateways' readings of a second have all come), so the timers
     /// advance with the readings as before.
-    mutating func closeToWatermark(at now: Double) {
+    mutating func closeToWatermark() {
         guard reorder.maxLatenessS > 0 else { return }
-        let w = reorder.watermark(at: now)
+        let w = reorder.releasedWatermark
         guard w.isFinite, w >= fusion.nextTick else { return }
         fusion.close(through: w, into: &outputs)
         route()
-        if notifier.isActive, case let next = fusion.nextTick, next.isFinite {
-            notifier.advance(to: next - 1, into: &pending.notifications)
-        }
+        advanceNotifier()
     }
 }

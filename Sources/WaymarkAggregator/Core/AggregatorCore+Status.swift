@@ -57,7 +57,7 @@ extension AggregatorCore {
         if let reported {
             let item = HeldBatch(key: .init(gateway: gateway, boot: status.boot ?? ""), seq: 0, batch: nil, gateway: g,
                                  offset: offset, receivedAt: reported, statusOnline: online)
-            fuse(reorder.insertEvent(item, source: gateway, rank: g, time: reported, at: receivedAt), at: receivedAt)
+            fuse(reorder.insertEvent(item, source: gateway, rank: g, time: reported, at: receivedAt))
         } else {
             applyStatus(gateway: g, online: online, reportedAt: nil)
         }

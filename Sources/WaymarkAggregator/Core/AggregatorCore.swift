@@ -180,7 +180,7 @@ public struct AggregatorCore: Sendable {
         // PostgreSQL refuse them, the batch goes to the quarantine table as received.
         let held = HeldBatch(key: key, seq: batch.seq, batch: batch, gateway: g, offset: offset, receivedAt: receivedAt,
                              payload: settings.rawSightings ? payload : [])
-        fuse(reorder.insert(held, source: gateway, rank: g, windowEnd: batch.end, at: now), at: now)
+        fuse(reorder.insert(held, source: gateway, rank: g, windowEnd: batch.end, at: now))
         if reorder.catchingUp > 0 && !hasGap(gateway) { reorder.progressed(gateway) }
         return .accepted(sightings: batch.sightings.count)
     }

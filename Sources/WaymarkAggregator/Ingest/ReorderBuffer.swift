@@ -53,6 +53,9 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
     var arrivals = 0
     /// The highest order released so far.
     public private(set) var releasedUpTo = -Double.infinity
+    /// The watermark of the last `release`: everything up to it from every active source has been
+    /// released (−∞ before the first; +∞ while no source is active).
+    public private(set) var releasedWatermark = -Double.infinity
     /// Items that arrived older than what had already been released (they went in at once).
     public private(set) var late = 0
     /// Catch-ups that ended by their deadline rather than by the source catching up.
@@ -177,8 +180,9 @@ public struct ReorderBuffer<Item: Sendable>: Sendable {
     /// source catches up, what is newer than that source's latest evidence.
     public mutating func release(at now: Double) -> [Item] {
         if catchingUp > 0 { expireCatchUps(at: now) }
-        guard !entries.isEmpty else { return [] }
         let w = watermark(at: now)
+        releasedWatermark = w
+        guard !entries.isEmpty else { return [] }
         var cap = Double.infinity
         if catchingUp > 0 {
             for s in sources.values where s.catchUpUntil > now { cap = min(cap, s.latestEnd) }
