@@ -257,14 +257,17 @@ extension DeviceState {
     /// Smooths the oldest pending second and records its decision. A device in the venue with no
     /// current region enters the most probable region at once. A device in a region moves only
     /// when another region is at least `switchOdds` times as probable as the current one in the
-    /// smoothed probabilities; the move is dated from the first second in which the new region
-    /// led without interruption, so the hesitation delays the record, not its times. A region that
-    /// leads for a moment and falls back (one second's noise at 55 : 45) is never recorded.
+    /// smoothed probabilities, so the hesitation delays the record, not its times: the move is
+    /// dated at the start of the second from which the evidence held (`RegionTracker.changePoint`)
+    /// best fits "the old region before, the new one after", searched from `lag` seconds before
+    /// the first second in which the new region led without interruption up to that second. A
+    /// region that leads for a moment and falls back (one second's noise at 55 : 45) is never
+    /// recorded.
     mutating func finalizeOldest(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         // The set is checked once here, not in each step of the backward pass.
         let set = slots, m = tracker.stateCount, center = Self.setCenter(of: set, ctx)
         withUnsafeTemporaryAllocation(of: Float.self, capacity: m) { posterior in
-            let time = tracker.finalizeOldest(into: posterior) { gap in
+            let time = tracker.finalizeOldest(into: posterior, keepingPast: RegionTracker.pastCount(lag: ctx.tracker.lag)) { gap in
                 Self.transposedTransition(gap: Double(gap), over: set, center: center, ctx)
             }
             record(smoothed: UnsafeBufferPointer(posterior), time: time, at: t, ctx, into: &out)
@@ -287,9 +290,15 @@ extension DeviceState {
             challenger = region
             challengerSince = time
         }
-        let held = slotIndex(of: current).map { $0 < posterior.count ? posterior[$0] : 0 } ?? 0
+        let from = slotIndex(of: current)
+        let held = from.map { $0 < posterior.count ? posterior[$0] : 0 } ?? 0
         guard p >= Self.switchOdds * held else { return }
-        let since = challengerSince
+        var since = challengerSince
+        if let from {
+            let firstLed = Int64(challengerSince.rounded(.down))
+            let second = tracker.changePoint(from: from, to: k, firstLed: firstLed, lookBack: ctx.tracker.lag, after: visitEntered)
+            since = Double(second)
+        }
         challenger = -1
         move(to: region, since: since, at: t, confidence: p, ctx, into: &out)
     }

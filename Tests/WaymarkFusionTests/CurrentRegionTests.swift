@@ -27,12 +27,28 @@ import WaymarkCore
         // The recorded change is reported after the smoothing lag but dated at the evidence.
         let reported = try #require(d.locationReports.last?.at)
         let changed = try #require(d.locations.last?.t)
-        #expect(changed >= moved && changed <= moved + 1.5)
+        // Dated at the start of the second whose evidence first shows the move.
+        #expect(changed >= moved.rounded(.down) && changed <= moved + 1.5, "moved \(moved), changed \(changed)")
         #expect(reported >= changed + 3 && reported <= changed + 5)
         #expect(d.visits.first?.region == "r0" && d.visits.first?.exited == changed && d.visits.first?.inferred == false)
         #expect(d.transitions.map { "\($0.from)>\($0.to)" } == ["r0>r1"])
         let confidence = try #require(d.locations.last?.confidence)
         #expect(confidence > 0.5 && confidence <= 1)
+    }
+
+    @Test func aMoveIsDatedWhereTheEvidenceTurnedNotWhereTheNewRegionFirstLed() throws {
+        var d = Driver(try Venue.line(2, spacing: 6, radius: 5))
+        d.run(for: 20, step: 0.2, hearAt(1))
+        // The device crosses the midpoint and lingers just past it: each second favours r1 only a
+        // little, so r1 takes seconds to overcome the filter's "it stays where it was" …
+        let crossed = d.now
+        d.run(for: 5, step: 0.2, hearAt(3.6))
+        d.run(for: 15, step: 0.2, hearAt(5))
+        #expect(d.locations.map(\.region) == ["r0", "r1"])
+        let changed = try #require(d.locations.last?.t)
+        // … but the move is dated where the readings turned, not seconds later.
+        #expect(changed >= crossed.rounded(.down) - 1 && changed <= crossed + 1, "crossed \(crossed), changed \(changed)")
+        #expect(d.visits.first?.exited == changed && d.transitions.first?.t == changed)
     }
 
     @Test func oneLoudSecondDoesNotSwitch() throws {

@@ -155,6 +155,50 @@ import WaymarkCore
         }
     }
 
+    /// Closes one second (whole second `second`) with `likelihood` and finalises what the lag
+    /// leaves due, keeping `keep` finalised seconds.
+    static func step(_ t: inout RegionTracker, second: Int, likelihood: [Float], lag: Int = 2, keep: Int = 6) {
+        t.add(gateway: 0, rssi: -70, weight: 1, power: -59, at: Double(second) + 0.25)
+        let m = likelihood.count
+        let stay: [Float] = (0..<(m * m)).map { $0 / m == $0 % m ? 0.9 : 0.1 / Float(m - 1) }
+        t.close(likelihood: likelihood, transition: t.lastSecond == .min ? nil : stay)
+        while t.pendingCount > lag { _ = t.finalizeOldest(keepingPast: keep) { _ in SetTopology.transposed(stay, m: m) } }
+    }
+
+    @Test func aMoveIsDatedAtTheMaximumLikelihoodChangePoint() {
+        var t = RegionTracker()
+        t.reset(states: 3, on: 0)
+        // Seconds 0–4 favour state 0, 5–7 state 1 a little, 8 on state 1 clearly.
+        for s in 0..<5 { Self.step(&t, second: s, likelihood: [1, 0.2, 0.1]) }
+        for s in 5..<8 { Self.step(&t, second: s, likelihood: [0.6, 1, 0.1]) }
+        for s in 8..<12 { Self.step(&t, second: s, likelihood: [0.05, 1, 0.1]) }
+        #expect(t.pastSecond == [4, 5, 6, 7, 8, 9], "the last `keep` finalised seconds are held")
+        // State 1 first led in second 8 (say): the evidence turned at 5.
+        #expect(t.changePoint(from: 0, to: 1, firstLed: 8, lookBack: 3, after: 0) == 5)
+        // Not further back than `lookBack` seconds, nor into the visit that began at 6.5.
+        #expect(t.changePoint(from: 0, to: 1, firstLed: 8, lookBack: 2, after: 0) == 6)
+        #expect(t.changePoint(from: 0, to: 1, firstLed: 8, lookBack: 3, after: 6.5) == 7)
+        // Evidence that favoured the old state all along leaves the date where the new one led.
+        #expect(t.changePoint(from: 1, to: 0, firstLed: 8, lookBack: 3, after: 0) == 8)
+        // A rotation of the set keeps the held seconds with their states: state 1 is now index 0,
+        // old state 0 index 2, and a new region (index 1) is the least likely in every second.
+        t.remap([1, nil, 0])
+        #expect(t.changePoint(from: 2, to: 0, firstLed: 8, lookBack: 3, after: 0) == 5)
+        #expect(t.changePoint(from: 2, to: 1, firstLed: 8, lookBack: 3, after: 0) == 8)
+        t.reset(states: 3, on: 0)
+        #expect(t.pastSecond.isEmpty && t.pastCost.isEmpty)
+    }
+
+    @Test func aHeldSecondsCostIsItsLogLikelihoodInEighthsOfANat() {
+        var l: Float = 1
+        while l > 1e-14 {
+            let exact = min(255, (-Foundation.log(l) * RegionTracker.costScale).rounded())
+            #expect(abs(Float(RegionTracker.cost(l)) - exact) <= 1, "likelihood \(l)")
+            l *= 0.83
+        }
+        #expect(RegionTracker.cost(1) == 0 && RegionTracker.cost(0) == 255 && RegionTracker.cost(1e-30) == 255)
+    }
+
     @Test func remapKeepsTheProbabilityOfRegionsThatStay() {
         var t = RegionTracker()
         t.reset(states: 3, on: nil)

@@ -44,6 +44,12 @@ struct RegionTracker: Sendable, Hashable, Codable {
     var pendingGap: [Float] = []
     var pendingLikelihood: [Float] = []
     var pendingAlpha: [Float] = []
+    /// Recently finalised seconds, oldest first, kept to date a recorded move (`changePoint`): the
+    /// whole second and each state's log-likelihood, −ln(likelihood scaled to the second's best)
+    /// in eighths of a nat, clamped to 255 (m each). A byte a state: a second's evidence between
+    /// two regions differs by a few nats, and 32 nats is beyond any doubt.
+    var pastSecond: [Int64] = []
+    var pastCost: [UInt8] = []
 
     var stateCount: Int { alpha.count }
     var hasOpenSecond: Bool { openSecond != .min }
@@ -72,6 +78,7 @@ struct RegionTracker: Sendable, Hashable, Codable {
         alpha = [Float](repeating: state == nil ? 1 / Float(max(m, 1)) : 0, count: m)
         if let state, state < m { alpha[state] = 1 }
         pendingTime.removeAll(); pendingGap.removeAll(); pendingLikelihood.removeAll(); pendingAlpha.removeAll()
+        pastSecond.removeAll(); pastCost.removeAll()
         lastSecond = .min
     }
 
@@ -99,17 +106,57 @@ struct RegionTracker: Sendable, Hashable, Codable {
         }
         pendingLikelihood = lik
         pendingAlpha = pa
+        let k = pastSecond.count
+        var cost = [UInt8](repeating: 0, count: k * m)
+        for p in 0..<k {
+            let row = pastCost[(p * old)..<((p + 1) * old)]
+            let worst = row.max() ?? 0
+            for (i, o) in map.enumerated() { cost[p * m + i] = o.map { pastCost[p * old + $0] } ?? worst }
+        }
+        pastCost = cost
     }
 
     /// Sizes the pending arrays for `lag` + 1 seconds of `m` states, so they never grow by doubling
     /// (per-device memory is part of the engine's budget).
     mutating func reserve(lag: Int) {
-        let m = alpha.count, n = lag + 1
+        let m = alpha.count, n = lag + 1, k = Self.pastCount(lag: lag)
         if pendingTime.capacity < n { pendingTime.reserveCapacity(n); pendingGap.reserveCapacity(n) }
         if pendingLikelihood.capacity < n * m {
             pendingLikelihood.reserveCapacity(n * m)
             pendingAlpha.reserveCapacity(n * m)
         }
+        if pastSecond.capacity < k { pastSecond.reserveCapacity(k) }
+        if pastCost.capacity < k * m { pastCost.reserveCapacity(k * m) }
+    }
+
+    /// How many finalised seconds are kept for dating moves with a smoothing lag of `lag`: a move
+    /// may be dated up to `lag` seconds before the second in which the new region first led, and
+    /// that second may lie up to `lag` + 1 seconds before the one that confirms the move (the one
+    /// just finalised). A region that led longer before reaching the odds has its look-back cut
+    /// short by what is held. (About 220 bytes a device at the default lag of 3 s.)
+    static func pastCount(lag: Int) -> Int { 2 * lag + 2 }
+
+    /// When the device most likely moved from state `a` to state `b`, given that it did, no earlier
+    /// than `lookBack` seconds before `firstLed` (the first finalised second in which `b` led) and
+    /// after `after` (when the current visit began): the whole second `c` that maximises the
+    /// likelihood of the held evidence under "`a` before `c`, `b` from `c` on" — the
+    /// maximum-likelihood change point between two segments. The seconds from `firstLed` on count
+    /// the same for every candidate, so only those before it decide; on a tie the later second wins
+    /// (no earlier date without evidence for it). Returns `firstLed` when nothing earlier is
+    /// better or held.
+    func changePoint(from a: Int, to b: Int, firstLed: Int64, lookBack: Int, after: Double) -> Int64 {
+        let m = alpha.count
+        guard a < m, b < m, a != b else { return firstLed }
+        let lo = firstLed - Int64(lookBack)
+        // Running Σ (ln L_a − ln L_b) over the held seconds before each candidate; a candidate's
+        // score is the sum over the seconds before it (they stay in a). The score of `firstLed`
+        // is the whole sum.
+        var sum = 0, best = Int.min, bestSecond = firstLed
+        for (p, second) in pastSecond.enumerated() where second >= lo && second < firstLed && Double(second) > after {
+            if sum >= best { best = sum; bestSecond = second }
+            sum += Int(pastCost[p * m + b]) - Int(pastCost[p * m + a])
+        }
+        return sum >= best ? firstLed : bestSecond
     }
 
     /// The prediction for the open second: the filtered probabilities carried through the
@@ -176,22 +223,24 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// computes T·β a column of T at a time, which vectorises, and each element still sums its
     /// terms in the same order as a row-by-row dot product would, so the result is bit for bit
     /// the same (`TrackerModelTests`).
-    mutating func finalizeOldest(transposed: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
+    mutating func finalizeOldest(keepingPast keepPast: Int = 0, transposed: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
         var post = [Float](repeating: 0, count: alpha.count)
-        let time = post.withUnsafeMutableBufferPointer { finalizeOldest(into: $0, transposed: transposed) }
+        let time = post.withUnsafeMutableBufferPointer { finalizeOldest(into: $0, keepingPast: keepPast, transposed: transposed) }
         return (time, post)
     }
 
     /// `finalizeOldest(transposed:)` with the smoothed probabilities written into `post`
     /// (`stateCount` entries) instead of a new array; returns the second's first-evidence time.
-    mutating func finalizeOldest(into post: UnsafeMutableBufferPointer<Float>, transposed: (Float) -> [Float]) -> Double {
+    /// The second's likelihood joins the `keepPast` finalised seconds held for `changePoint`.
+    mutating func finalizeOldest(into post: UnsafeMutableBufferPointer<Float>, keepingPast keepPast: Int = 0,
+                                 transposed: (Float) -> [Float]) -> Double {
         let m = alpha.count, n = pendingCount
         // When every pending second's filter is all but certain of one region, later evidence
         // cannot change the oldest one's answer: skip the backward pass (most seconds of a device
         // that stays somewhere).
         if let settled = settledRegion() {
             pendingAlpha.withUnsafeBufferPointer { a in for i in 0..<m { post[i] = a[i] } }
-            dropOldest(m)
+            dropOldest(m, keepingPast: keepPast)
             return settled.time
         }
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * m) { scratch in
@@ -226,7 +275,7 @@ struct RegionTracker: Sendable, Hashable, Codable {
             pendingAlpha.withUnsafeBufferPointer { a in for i in 0..<m { post[i] = a[i] * beta[i] } }
         }
         let time = pendingTime[0]
-        dropOldest(m)
+        dropOldest(m, keepingPast: keepPast)
         Self.normalise(post)
         return time
     }
@@ -319,15 +368,62 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// Removes the oldest pending second: the later ones move down in place and the arrays keep
     /// their capacity (`removeFirst(m)` went through the generic range replacement for every
     /// device-second).
-    private mutating func dropOldest(_ m: Int) {
+    private mutating func dropOldest(_ m: Int, keepingPast keep: Int) {
+        if keep > 0, let time = pendingTime.first { holdPast(second: Int64(time.rounded(.down)), m, keep: keep) }
         Self.removeFirst(1, of: &pendingTime)
         Self.removeFirst(1, of: &pendingGap)
         Self.removeFirst(m, of: &pendingLikelihood)
         Self.removeFirst(m, of: &pendingAlpha)
     }
 
-    /// `a.removeFirst(k)` for a plain numeric array, as a forward copy within its storage.
-    private static func removeFirst<T: BinaryFloatingPoint>(_ k: Int, of a: inout [T]) {
+    /// Adds the oldest pending second to the held ones (dropping the oldest held beyond `keep`),
+    /// in place: once `keep` seconds are held the rows move down one and the new one overwrites
+    /// the last (element-wise appends cost a uniqueness check each, for every device-second).
+    private mutating func holdPast(second: Int64, _ m: Int, keep: Int) {
+        if pastCost.count != pastSecond.count * m { pastSecond.removeAll(); pastCost.removeAll() }
+        if pastSecond.count >= keep {
+            let extra = pastSecond.count - keep
+            if extra > 0 {
+                Self.removeFirst(extra, of: &pastSecond)
+                Self.removeFirst(extra * m, of: &pastCost)
+            }
+            pastSecond.withUnsafeMutableBufferPointer { s in
+                s.baseAddress!.update(from: s.baseAddress! + 1, count: s.count - 1)
+                s[s.count - 1] = second
+            }
+            pastCost.withUnsafeMutableBufferPointer { c in
+                c.baseAddress!.update(from: c.baseAddress! + m, count: c.count - m)
+            }
+        } else {
+            pastSecond.append(second)
+            pastCost.append(contentsOf: repeatElement(0, count: m))
+        }
+        let row = pastCost.count - m
+        pastCost.withUnsafeMutableBufferPointer { c in
+            pendingLikelihood.withUnsafeBufferPointer { l in
+                for i in 0..<m { c[row + i] = Self.cost(l[i]) }
+            }
+        }
+    }
+
+    /// `pastCost` units per nat.
+    static let costScale: Float = 8
+
+    /// −ln(l) in `pastCost` units for a likelihood in [0, 1] (scaled to its second's best), from
+    /// the float's exponent and mantissa: log2(l) ≈ exponent + (mantissa − 1), off by at most
+    /// 0.09 bits (0.06 nat, half a unit), for a fraction of `logf`'s cost (this runs for every
+    /// region of every finalised device-second). 0 and values below 2⁻⁴⁶ cost 255 (32 nats).
+    @inline(__always)
+    static func cost(_ l: Float) -> UInt8 {
+        guard l > 0 else { return 255 }
+        let bits = Int32(bitPattern: min(l, 1).bitPattern)
+        // (bits − bits(1.0)) / 2²³ is the approximation of log2(l), ≤ 0 here.
+        let log2 = Float(bits - 0x3F80_0000) * (1 / 8_388_608)
+        return UInt8(min(255, (-log2 * (0.693_147_2 * costScale)).rounded()))
+    }
+
+    /// `a.removeFirst(k)` for an array of plain values (numbers), as a forward copy within its storage.
+    private static func removeFirst<T: BitwiseCopyable>(_ k: Int, of a: inout [T]) {
         let n = a.count
         guard k > 0, n >= k else { return }
         a.withUnsafeMutableBufferPointer { b in
@@ -374,6 +470,7 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// Bytes of its arrays, by capacity (memory accounting).
     var footprintBytes: Int {
         heard.capacity * MemoryLayout<Heard>.stride + alpha.capacity * 4 + pendingTime.capacity * 8
-            + pendingGap.capacity * 4 + (pendingLikelihood.capacity + pendingAlpha.capacity) * 4 + 6 * 32
+            + pendingGap.capacity * 4 + (pendingLikelihood.capacity + pendingAlpha.capacity) * 4
+            + pastSecond.capacity * 8 + pastCost.capacity + 8 * 32
     }
 }
