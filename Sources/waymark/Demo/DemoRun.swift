@@ -222,7 +222,8 @@ struct DemoRun {
         say("(The replay above runs at \(Self.number(speedup))× real time, where the pipeline's own waits — the edge's window, the "
             + "reorder stage, the states' publication — stand for many simulated seconds, so only a real-time run shows this. "
             + "`waymark evaluate`'s \"live region published after\" compares the live region with the smoothed history instead, "
-            + "which dates a move up to the smoothing lag earlier than the evidence shows it: docs/accuracy.md.)\n")
+            + "which dates a move where its evidence turned, with hindsight the live filter does not have (up to twice the "
+            + "smoothing lag before the filter shows it): docs/accuracy.md.)\n")
     }
 
     func waitForLog(_ path: String, containing text: String, child: Int, children: DemoChildren, stop: DemoStopFlag) throws {
