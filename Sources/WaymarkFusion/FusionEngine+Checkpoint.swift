@@ -123,8 +123,11 @@ extension DeviceState {
         s.links = links.compactMap { link in gateway(link.gateway).map { var x = link; x.gateway = $0; return x } }
         s.candidate = candidate.gateway >= 0 ? gateway(candidate.gateway).map { var x = candidate; x.gateway = $0; return x } ?? Link(gateway: -1) : candidate
         s.journeyRegions = journeyRegions.compactMap(region)
-        // The tracker's vectors follow the slots; when a region vanished they no longer line up.
-        if s.slots.count != slots.count { s.tracker = RegionTracker() } else {
+        // The tracker's vectors follow the slots; when a region vanished they no longer line up
+        // (nor do they in a damaged checkpoint: `RegionTracker.isConsistent`).
+        if s.slots.count != slots.count || !tracker.isConsistent {
+            s.tracker = RegionTracker()
+        } else {
             s.tracker.heard = tracker.heard.compactMap { h in gateway(h.gateway).map { var x = h; x.gateway = $0; return x } }
         }
         return s

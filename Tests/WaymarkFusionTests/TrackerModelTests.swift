@@ -57,7 +57,7 @@ import WaymarkCore
         if t.settledRegion() != nil { return Array(t.pendingAlpha[0..<m]) }
         var beta = [Float](repeating: 1, count: m)
         for p in stride(from: n - 1, through: 1, by: -1) {
-            for j in 0..<m { beta[j] *= t.pendingLikelihood[p * m + j] }
+            for j in 0..<m { beta[j] *= t.pendingLikelihood(p, j) }
             var next = [Float](repeating: 0, count: m), total: Float = 0
             for i in 0..<m {
                 var s: Float = 0
@@ -145,7 +145,7 @@ import WaymarkCore
                 let expected = Self.filtered(prior: prior, likelihood: lik)
                 prior.withUnsafeBufferPointer { p in lik.withUnsafeBufferPointer { l in t.close(likelihood: l, prior: p) } }
                 #expect(t.alpha == expected)
-                #expect(Array(t.pendingAlpha.suffix(m)) == expected && Array(t.pendingLikelihood.suffix(m)) == lik)
+                #expect(Array(t.pendingAlpha.suffix(m)) == expected && Array(t.costs.suffix(m)) == lik.map(RegionTracker.cost))
                 while t.pendingCount > 3 {
                     let settled = t.settledRegion() != nil, oldest = Array(t.pendingAlpha[0..<m])
                     let (_, post) = t.finalizeOldest { _ in SetTopology.transposed(transition, m: m) }
@@ -172,7 +172,7 @@ import WaymarkCore
         for s in 0..<5 { Self.step(&t, second: s, likelihood: [1, 0.2, 0.1]) }
         for s in 5..<8 { Self.step(&t, second: s, likelihood: [0.6, 1, 0.1]) }
         for s in 8..<12 { Self.step(&t, second: s, likelihood: [0.05, 1, 0.1]) }
-        #expect(t.pastSecond == [4, 5, 6, 7, 8, 9], "the last `keep` finalised seconds are held")
+        #expect(t.heldSeconds == [4, 5, 6, 7, 8, 9], "the last `keep` finalised seconds are held")
         // State 1 first led in second 8 (say): the evidence turned at 5.
         #expect(t.changePoint(from: 0, to: 1, firstLed: 8, lookBack: 3, after: 0) == 5)
         // Not further back than `lookBack` seconds, nor into the visit that began at 6.5.
@@ -185,18 +185,36 @@ import WaymarkCore
         t.remap([1, nil, 0])
         #expect(t.changePoint(from: 2, to: 0, firstLed: 8, lookBack: 3, after: 0) == 5)
         #expect(t.changePoint(from: 2, to: 1, firstLed: 8, lookBack: 3, after: 0) == 8)
+        #expect(t.isConsistent)
         t.reset(states: 3, on: 0)
-        #expect(t.pastSecond.isEmpty && t.pastCost.isEmpty)
+        #expect(t.times.isEmpty && t.costs.isEmpty && t.held == 0 && t.isConsistent)
+        // A damaged state is recognised (a restored checkpoint then starts the tracker over).
+        for damage in 0..<3 {
+            var d = RegionTracker()
+            d.reset(states: 3, on: 0)
+            for s in 0..<6 { Self.step(&d, second: s, likelihood: [1, 0.5, 0.1]) }
+            #expect(d.isConsistent)
+            switch damage {
+            case 0: d.costs.removeLast()
+            case 1: d.held = d.times.count + 1
+            default: d.pendingAlpha.append(0.5)
+            }
+            #expect(!d.isConsistent, "damage \(damage)")
+        }
     }
 
-    @Test func aHeldSecondsCostIsItsLogLikelihoodInEighthsOfANat() {
+    @Test func aSecondsCostIsItsLogLikelihoodInSixteenthsOfANatAndReadsBack() {
         var l: Float = 1
-        while l > 1e-14 {
-            let exact = min(255, (-Foundation.log(l) * RegionTracker.costScale).rounded())
-            #expect(abs(Float(RegionTracker.cost(l)) - exact) <= 1, "likelihood \(l)")
+        while l > 1e-9 {
+            let exact = min(255, (-Foundation.log(Double(l)) * Double(RegionTracker.costScale)).rounded())
+            let cost = RegionTracker.cost(l)
+            #expect(abs(Double(cost) - exact) <= 1, "likelihood \(l)")
+            // What the backward pass reads back is within half a unit (1/32 nat) of the likelihood.
+            if cost < 255 { #expect(abs(Foundation.log(RegionTracker.likelihoodOfCost[Int(cost)] / l)) <= 0.5 / RegionTracker.costScale + 1e-4) }
             l *= 0.83
         }
         #expect(RegionTracker.cost(1) == 0 && RegionTracker.cost(0) == 255 && RegionTracker.cost(1e-30) == 255)
+        #expect(RegionTracker.likelihoodOfCost[0] == 1)
     }
 
     @Test func remapKeepsTheProbabilityOfRegionsThatStay() {

@@ -38,22 +38,40 @@ struct RegionTracker: Sendable, Hashable, Codable {
     var alpha: [Float] = []
     /// The last closed second.
     var lastSecond: Int64 = .min
-    /// Pending seconds, oldest first: first-evidence time, gap (s) since the second before it,
-    /// likelihood (m each) and filtered probabilities (m each).
-    var pendingTime: [Double] = []
+    /// Closed seconds, oldest first: the `held` finalised ones kept to date a recorded move
+    /// (`changePoint`), then the pending ones waiting for the lag. For each, its first-evidence
+    /// time and each state's likelihood as a *cost*, −ln(likelihood ÷ the second's best) in
+    /// sixteenths of a nat, clamped to 255 (m each; `cost`). A byte a state instead of a float
+    /// (per-device memory is part of the engine's budget): a second's weighted evidence between two
+    /// regions differs by a few nats, 16 nats is beyond doubt, and the backward pass reads the
+    /// likelihood back from the cost (`likelihoodOfCost`) within 1/32 nat.
+    var times: [Double] = []
+    var costs: [UInt8] = []
+    var held = 0
+    /// Pending seconds, oldest first: gap (s) since the second before it, and the filtered
+    /// probabilities (m each).
     var pendingGap: [Float] = []
-    var pendingLikelihood: [Float] = []
     var pendingAlpha: [Float] = []
-    /// Recently finalised seconds, oldest first, kept to date a recorded move (`changePoint`): the
-    /// whole second and each state's log-likelihood, −ln(likelihood scaled to the second's best)
-    /// in eighths of a nat, clamped to 255 (m each). A byte a state: a second's evidence between
-    /// two regions differs by a few nats, and 32 nats is beyond any doubt.
-    var pastSecond: [Int64] = []
-    var pastCost: [UInt8] = []
 
     var stateCount: Int { alpha.count }
     var hasOpenSecond: Bool { openSecond != .min }
-    var pendingCount: Int { pendingTime.count }
+    var pendingCount: Int { times.count - held }
+    /// The pending seconds' first-evidence times, oldest first.
+    var pendingTime: ArraySlice<Double> { times[held...] }
+    /// The held seconds (whole seconds), oldest first.
+    var heldSeconds: [Int64] { times[..<held].map { Int64($0.rounded(.down)) } }
+    /// Whether the arrays line up with `alpha` (m states): every closed second has m costs, every
+    /// pending one m filtered probabilities and a gap, and no more seconds are held than closed.
+    /// A restored checkpoint that fails this (written by hand, or damaged) starts the tracker over
+    /// instead of reading past an array's end.
+    var isConsistent: Bool {
+        let m = alpha.count
+        return held >= 0 && held <= times.count && costs.count == times.count * m
+            && pendingAlpha.count == pendingCount * m && pendingGap.count == pendingCount
+    }
+
+    /// Pending second `p`'s likelihood of state `k` as the backward pass reads it.
+    func pendingLikelihood(_ p: Int, _ k: Int) -> Float { Self.likelihoodOfCost[Int(costs[(held + p) * alpha.count + k])] }
 
     /// Adds one reading to the open second (which the caller has opened or closed as needed).
     mutating func add(gateway: Int32, rssi: Float, weight: Float, power: Double, at t: Double) {
@@ -77,14 +95,14 @@ struct RegionTracker: Sendable, Hashable, Codable {
     mutating func reset(states m: Int, on state: Int?) {
         alpha = [Float](repeating: state == nil ? 1 / Float(max(m, 1)) : 0, count: m)
         if let state, state < m { alpha[state] = 1 }
-        pendingTime.removeAll(); pendingGap.removeAll(); pendingLikelihood.removeAll(); pendingAlpha.removeAll()
-        pastSecond.removeAll(); pastCost.removeAll()
+        times.removeAll(); costs.removeAll(); held = 0
+        pendingGap.removeAll(); pendingAlpha.removeAll()
         lastSecond = .min
     }
 
     /// Follows a new monitored set: `map[i]` is the old index of new state i, or nil for a region
-    /// that just joined (it gets a small share now and, in the pending seconds, the least likely
-    /// region's likelihood: no evidence was weighed for it).
+    /// that just joined (it gets a small share now and, in the held and pending seconds, the least
+    /// likely region's likelihood: no evidence was weighed for it).
     mutating func remap(_ map: [Int?]) {
         let m = map.count, old = alpha.count
         guard old > 0 else { reset(states: m, on: nil); return }
@@ -92,48 +110,37 @@ struct RegionTracker: Sendable, Hashable, Codable {
         var a = [Float](repeating: 0, count: m)
         for (i, o) in map.enumerated() { a[i] = o.map { alpha[$0] } ?? fresh }
         alpha = Self.normalised(a)
-        let n = pendingCount
-        var lik = [Float](repeating: 0, count: n * m), pa = [Float](repeating: 0, count: n * m)
+        let n = pendingCount, rows = times.count
+        var pa = [Float](repeating: 0, count: n * m)
         for p in 0..<n {
-            let row = pendingLikelihood[(p * old)..<((p + 1) * old)]
-            let floor = row.min() ?? 0
-            for (i, o) in map.enumerated() {
-                lik[p * m + i] = o.map { pendingLikelihood[p * old + $0] } ?? floor
-                pa[p * m + i] = o.map { pendingAlpha[p * old + $0] } ?? fresh
-            }
+            for (i, o) in map.enumerated() { pa[p * m + i] = o.map { pendingAlpha[p * old + $0] } ?? fresh }
             let s = pa[(p * m)..<((p + 1) * m)].reduce(0, +)
             if s > 0 { for i in 0..<m { pa[p * m + i] /= s } }
         }
-        pendingLikelihood = lik
         pendingAlpha = pa
-        let k = pastSecond.count
-        var cost = [UInt8](repeating: 0, count: k * m)
-        for p in 0..<k {
-            let row = pastCost[(p * old)..<((p + 1) * old)]
-            let worst = row.max() ?? 0
-            for (i, o) in map.enumerated() { cost[p * m + i] = o.map { pastCost[p * old + $0] } ?? worst }
+        var cost = [UInt8](repeating: 0, count: rows * m)
+        for r in 0..<rows {
+            let worst = costs[(r * old)..<((r + 1) * old)].max() ?? 0
+            for (i, o) in map.enumerated() { cost[r * m + i] = o.map { costs[r * old + $0] } ?? worst }
         }
-        pastCost = cost
+        costs = cost
     }
 
-    /// Sizes the pending arrays for `lag` + 1 seconds of `m` states, so they never grow by doubling
+    /// Sizes the arrays for `lag` + 1 pending and `pastCount(lag:)` held seconds of `m` states, so they never grow by doubling
     /// (per-device memory is part of the engine's budget).
     mutating func reserve(lag: Int) {
-        let m = alpha.count, n = lag + 1, k = Self.pastCount(lag: lag)
-        if pendingTime.capacity < n { pendingTime.reserveCapacity(n); pendingGap.reserveCapacity(n) }
-        if pendingLikelihood.capacity < n * m {
-            pendingLikelihood.reserveCapacity(n * m)
-            pendingAlpha.reserveCapacity(n * m)
-        }
-        if pastSecond.capacity < k { pastSecond.reserveCapacity(k) }
-        if pastCost.capacity < k * m { pastCost.reserveCapacity(k * m) }
+        let m = alpha.count, n = lag + 1, rows = n + Self.pastCount(lag: lag)
+        if pendingGap.capacity < n { pendingGap.reserveCapacity(n) }
+        if pendingAlpha.capacity < n * m { pendingAlpha.reserveCapacity(n * m) }
+        if times.capacity < rows { times.reserveCapacity(rows) }
+        if costs.capacity < rows * m { costs.reserveCapacity(rows * m) }
     }
 
     /// How many finalised seconds are kept for dating moves with a smoothing lag of `lag`: a move
     /// may be dated up to `lag` seconds before the second in which the new region first led, and
     /// that second may lie up to `lag` + 1 seconds before the one that confirms the move (the one
     /// just finalised). A region that led longer before reaching the odds has its look-back cut
-    /// short by what is held. (About 220 bytes a device at the default lag of 3 s.)
+    /// short by what is held.
     static func pastCount(lag: Int) -> Int { 2 * lag + 2 }
 
     /// When the device most likely moved from state `a` to state `b`, given that it did, no earlier
@@ -152,9 +159,11 @@ struct RegionTracker: Sendable, Hashable, Codable {
         // score is the sum over the seconds before it (they stay in a). The score of `firstLed`
         // is the whole sum.
         var sum = 0, best = Int.min, bestSecond = firstLed
-        for (p, second) in pastSecond.enumerated() where second >= lo && second < firstLed && Double(second) > after {
+        for p in 0..<held {
+            let second = Int64(times[p].rounded(.down))
+            guard second >= lo && second < firstLed && Double(second) > after else { continue }
             if sum >= best { best = sum; bestSecond = second }
-            sum += Int(pastCost[p * m + b]) - Int(pastCost[p * m + a])
+            sum += Int(costs[p * m + b]) - Int(costs[p * m + a])
         }
         return sum >= best ? firstLed : bestSecond
     }
@@ -208,9 +217,11 @@ struct RegionTracker: Sendable, Hashable, Codable {
         }
         // Evidence that contradicts every state (sum 0 after underflow): trust the evidence.
         if !(sum > 0 && sum.isFinite) { alpha = Self.normalised(Array(likelihood)) }
-        pendingTime.append(openTime)
+        times.append(openTime)
         pendingGap.append(Float(lastSecond == .min ? 1 : Double(openSecond - lastSecond)))
-        pendingLikelihood.append(contentsOf: likelihood)
+        let row = costs.count
+        costs.append(contentsOf: repeatElement(0, count: m))
+        costs.withUnsafeMutableBufferPointer { c in for j in 0..<m { c[row + j] = Self.cost(likelihood[j]) } }
         // From its buffer: appending the array itself retained and released it.
         alpha.withUnsafeBufferPointer { pendingAlpha.append(contentsOf: $0) }
         lastSecond = openSecond
@@ -246,7 +257,8 @@ struct RegionTracker: Sendable, Hashable, Codable {
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * m) { scratch in
             let beta = scratch.baseAddress!, next = beta + m
             beta.update(repeating: 1, count: m)
-            pendingLikelihood.withUnsafeBufferPointer { lik in
+            costs.withUnsafeBufferPointer { cost in
+            Self.likelihoodOfCost.withUnsafeBufferPointer { linear in
                 // The matrix depends on the gap alone, and consecutive seconds mostly have the same
                 // one: it is asked for again only when the gap changes.
                 var gap: Float = 0, matrix: [Float] = []
@@ -257,8 +269,8 @@ struct RegionTracker: Sendable, Hashable, Codable {
                         matrix = transposed(gap)
                     }
                     matrix.withUnsafeBufferPointer { t in
-                        let l = lik.baseAddress! + p * m
-                        for j in 0..<m { beta[j] *= l[j] }
+                        let c = cost.baseAddress! + (held + p) * m
+                        for j in 0..<m { beta[j] *= linear[Int(c[j])] }
                         // next = T·β: next[i] = Σ_j T[i][j]·β[j], summed in order of j (row j of
                         // the transposed matrix is column j of T).
                         Self.weightedRowSum(beta, rows: t.baseAddress!, count: m, positiveOnly: false, into: next)
@@ -272,9 +284,10 @@ struct RegionTracker: Sendable, Hashable, Codable {
                     p -= 1
                 }
             }
+            }
             pendingAlpha.withUnsafeBufferPointer { a in for i in 0..<m { post[i] = a[i] * beta[i] } }
         }
-        let time = pendingTime[0]
+        let time = times[held]
         dropOldest(m, keepingPast: keepPast)
         Self.normalise(post)
         return time
@@ -362,64 +375,38 @@ struct RegionTracker: Sendable, Hashable, Codable {
             }
             return state
         }
-        return state.map { (pendingTime[0], $0) }
+        return state.map { (times[held], $0) }
     }
 
-    /// Removes the oldest pending second: the later ones move down in place and the arrays keep
-    /// their capacity (`removeFirst(m)` went through the generic range replacement for every
-    /// device-second).
+    /// Removes the oldest pending second: it joins the held ones, of which the `keep` newest stay
+    /// (the rows of the older ones are dropped by moving the later ones down in place: the arrays
+    /// keep their capacity); the pending arrays move down in place too.
     private mutating func dropOldest(_ m: Int, keepingPast keep: Int) {
-        if keep > 0, let time = pendingTime.first { holdPast(second: Int64(time.rounded(.down)), m, keep: keep) }
-        Self.removeFirst(1, of: &pendingTime)
+        held += 1
+        if held > keep {
+            let drop = held - keep
+            Self.removeFirst(drop, of: &times)
+            Self.removeFirst(drop * m, of: &costs)
+            held = keep
+        }
         Self.removeFirst(1, of: &pendingGap)
-        Self.removeFirst(m, of: &pendingLikelihood)
         Self.removeFirst(m, of: &pendingAlpha)
     }
 
-    /// Adds the oldest pending second to the held ones (dropping the oldest held beyond `keep`),
-    /// in place: once `keep` seconds are held the rows move down one and the new one overwrites
-    /// the last (element-wise appends cost a uniqueness check each, for every device-second).
-    private mutating func holdPast(second: Int64, _ m: Int, keep: Int) {
-        if pastCost.count != pastSecond.count * m { pastSecond.removeAll(); pastCost.removeAll() }
-        if pastSecond.count >= keep {
-            let extra = pastSecond.count - keep
-            if extra > 0 {
-                Self.removeFirst(extra, of: &pastSecond)
-                Self.removeFirst(extra * m, of: &pastCost)
-            }
-            pastSecond.withUnsafeMutableBufferPointer { s in
-                s.baseAddress!.update(from: s.baseAddress! + 1, count: s.count - 1)
-                s[s.count - 1] = second
-            }
-            pastCost.withUnsafeMutableBufferPointer { c in
-                c.baseAddress!.update(from: c.baseAddress! + m, count: c.count - m)
-            }
-        } else {
-            pastSecond.append(second)
-            pastCost.append(contentsOf: repeatElement(0, count: m))
-        }
-        let row = pastCost.count - m
-        pastCost.withUnsafeMutableBufferPointer { c in
-            pendingLikelihood.withUnsafeBufferPointer { l in
-                for i in 0..<m { c[row + i] = Self.cost(l[i]) }
-            }
-        }
-    }
+    /// `costs` units per nat.
+    static let costScale: Float = 16
 
-    /// `pastCost` units per nat.
-    static let costScale: Float = 8
+    /// The likelihood a cost stands for: e^(−cost / `costScale`).
+    static let likelihoodOfCost: [Float] = (0...255).map { expf(-Float($0) / costScale) }
 
-    /// −ln(l) in `pastCost` units for a likelihood in [0, 1] (scaled to its second's best), from
-    /// the float's exponent and mantissa: log2(l) ≈ exponent + (mantissa − 1), off by at most
-    /// 0.09 bits (0.06 nat, half a unit), for a fraction of `logf`'s cost (this runs for every
-    /// region of every finalised device-second). 0 and values below 2⁻⁴⁶ cost 255 (32 nats).
+    /// −ln(l) in `costs` units for a likelihood in [0, 1] (scaled to its second's best), rounded;
+    /// 0 and values below e^−16 cost 255. (A bit-level log2 — exponent plus mantissa − 1 — was
+    /// tried: its error of up to 0.06 nat, biased by the mantissa, added 1–2 % to the suite's
+    /// flaps through the backward pass.)
     @inline(__always)
     static func cost(_ l: Float) -> UInt8 {
         guard l > 0 else { return 255 }
-        let bits = Int32(bitPattern: min(l, 1).bitPattern)
-        // (bits − bits(1.0)) / 2²³ is the approximation of log2(l), ≤ 0 here.
-        let log2 = Float(bits - 0x3F80_0000) * (1 / 8_388_608)
-        return UInt8(min(255, (-log2 * (0.693_147_2 * costScale)).rounded()))
+        return UInt8(min(255, (-logf(min(l, 1)) * costScale).rounded()))
     }
 
     /// `a.removeFirst(k)` for an array of plain values (numbers), as a forward copy within its storage.
@@ -469,8 +456,7 @@ struct RegionTracker: Sendable, Hashable, Codable {
 
     /// Bytes of its arrays, by capacity (memory accounting).
     var footprintBytes: Int {
-        heard.capacity * MemoryLayout<Heard>.stride + alpha.capacity * 4 + pendingTime.capacity * 8
-            + pendingGap.capacity * 4 + (pendingLikelihood.capacity + pendingAlpha.capacity) * 4
-            + pastSecond.capacity * 8 + pastCost.capacity + 8 * 32
+        heard.capacity * MemoryLayout<Heard>.stride + alpha.capacity * 4 + times.capacity * 8 + costs.capacity
+            + pendingGap.capacity * 4 + pendingAlpha.capacity * 4 + 6 * 32
     }
 }
