@@ -126,8 +126,8 @@ struct RegionTracker: Sendable, Hashable, Codable {
         costs = cost
     }
 
-    /// Sizes the arrays for `lag` + 1 pending and `pastCount(lag:)` held seconds of `m` states, so they never grow by doubling
-    /// (per-device memory is part of the engine's budget).
+    /// Sizes the arrays for `lag` + 1 pending and `pastCount(lag:)` held seconds of `m` states, so
+    /// they never grow by doubling (per-device memory is part of the engine's budget).
     mutating func reserve(lag: Int) {
         let m = alpha.count, n = lag + 1, rows = n + Self.pastCount(lag: lag)
         if pendingGap.capacity < n { pendingGap.reserveCapacity(n) }
