@@ -37,11 +37,12 @@ extension DeviceState {
         } else {
             rejected = observeOutsideSet(r, pathLoss: pathLoss, offset: offset, power: power, ctx, health, into: &out)
         }
-        if !slots.isEmpty {
-            tracker.add(gateway: r.gateway, rssi: r.rssi + Float(ctx.gatewayOffset[Int(r.gateway)]), weight: r.weight,
-                        power: r.measuredPower, at: r.time)
-            nextDeadline = min(nextDeadline, Double(tracker.openSecond) + 1)
-        }
+        // Every reading joins the open second, also those heard before the monitored set exists
+        // (a device's first readings, until one qualifies): which of a moment's readings arrives
+        // first must not decide what the second says. A second closed with no set is dropped.
+        tracker.add(gateway: r.gateway, rssi: r.rssi + Float(ctx.gatewayOffset[Int(r.gateway)]), weight: r.weight,
+                    power: r.measuredPower, at: r.time)
+        if !slots.isEmpty { nextDeadline = min(nextDeadline, Double(tracker.openSecond) + 1) }
         return rejected
     }
 
@@ -106,11 +107,15 @@ extension DeviceState {
         return rejected
     }
 
-    /// Rebuilds the monitored set around `region`, handing it the candidate's filter, and makes it
-    /// the current region (a jump from the old current region, if any). The tracker starts over
-    /// there: its old set said nothing about this part of the venue.
+    /// Rebuilds the monitored set around `region`, handing it the candidate's filter. A device with
+    /// a current region jumps there (a move), and its tracker starts over on it: the old set said
+    /// nothing about this part of the venue. A device entering the venue has only been heard
+    /// within one region's radius by one gateway, the first to qualify among readings that may
+    /// have come in any order: its tracker starts undecided over the new set, and the second's
+    /// evidence from every gateway picks the region (`DeviceState.record`).
     mutating func reacquire(region: Int32, at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let since = candidateSince.isFinite ? candidateSince : t
+        let wasPresent = current >= 0
         let handed = candidate
         candidate = Link(gateway: -1)
         candidateSince = .infinity
@@ -123,7 +128,7 @@ extension DeviceState {
             rotate(around: region, at: t, ctx, into: &out)
             adopt(handed, region: region, at: t, ctx, into: &out)
         }
-        tracker.reset(states: slots.count, on: slotIndex(of: region))
+        tracker.reset(states: slots.count, on: wasPresent ? slotIndex(of: region) : nil)
     }
 
     /// Installs a filter carried over from the candidate and updates the region's slot with it.

@@ -24,6 +24,7 @@ extension DeviceState {
         }
         if tracker.stateCount != m { tracker.reset(states: m, on: current >= 0 ? slotIndex(of: current) : nil) }
         let second = tracker.openSecond
+        tracker.sortHeard()
         let weight = tracker.heard.reduce(Float(0)) { $0 + $1.count }
         let power = weight > 0 ? tracker.powerSum / Double(weight) : ctx.parameters.defaultMeasuredPowerDBm
         let closedAt = Double(second) + 1
@@ -281,8 +282,19 @@ extension DeviceState {
         guard let (k, p) = RegionTracker.argmax(posterior), k < slots.count else { return }
         let region = slots[k].region
         if current < 0 {
+            guard isPresent else { challenger = -1; return }
+            // A device entering has no region to hold against. It is entered where the smoothed
+            // probabilities lead with the odds a move needs (against the runner-up) or, when no
+            // region does, where they lead once the smoothing lag has passed; either way dated at
+            // its first second in the venue. One ambiguous second must not record a visit the next
+            // seconds contradict.
+            if challenger < 0 { challengerSince = time }
+            challenger = region
+            var runnerUp: Float = 0
+            for (i, q) in posterior.enumerated() where i != k { runnerUp = max(runnerUp, q) }
+            guard p >= Self.switchOdds * runnerUp || time - challengerSince >= Double(ctx.tracker.lag) else { return }
             challenger = -1
-            if isPresent { enter(region, at: time, confidence: p, ctx, into: &out) }
+            enter(region, at: challengerSince, confidence: p, ctx, into: &out)
             return
         }
         guard region != current else { challenger = -1; return }
@@ -312,5 +324,11 @@ extension DeviceState {
     /// leaves).
     mutating func flushPending(at t: Double, _ ctx: FusionContext, into out: inout [FusionOutput]) {
         while tracker.pendingCount > 0 { finalizeOldest(at: t, ctx, into: &out) }
+        // No more evidence is coming for now: an entry still undecided goes to the region that led.
+        if current < 0, challenger >= 0, isPresent {
+            let region = challenger
+            challenger = -1
+            enter(region, at: challengerSince, ctx, into: &out)
+        }
     }
 }

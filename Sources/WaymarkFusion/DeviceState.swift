@@ -36,7 +36,9 @@ struct DeviceState: Sendable, Hashable, Codable {
     /// The probabilistic tracker over the monitored set (its vectors follow `slots`).
     var tracker = RegionTracker()
     /// The region that has led the smoothed probabilities since `challengerSince` without yet being
-    /// recorded (-1: none; `DeviceState.finalizeOldest`).
+    /// recorded (-1: none; `DeviceState.finalizeOldest`). For a device entering the venue (no
+    /// current region), the region leading its entry and `challengerSince` its first second in the
+    /// venue, while no region leads with the odds an entry needs.
     var challenger: Int32 = -1
     var challengerSince: Double = 0
     /// The live region last published (-1: none) and its probability.

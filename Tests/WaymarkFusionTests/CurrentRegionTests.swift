@@ -51,6 +51,75 @@ import WaymarkCore
         #expect(d.visits.first?.exited == changed && d.transitions.first?.t == changed)
     }
 
+    /// Three regions in a line, 6 m apart; every 0.5 s the gateways read the device at
+    /// `distances` (metres from g0, g1, g2), in the order given.
+    func entering(order: [Int], distances: [Double], for seconds: Double = 10) throws -> Driver {
+        var d = Driver(try Venue.line(3, spacing: 6, radius: 5))
+        d.run(for: seconds, step: 0.5) { d in
+            d.heartbeat()
+            for g in order { d.hear("g\(g)", rssi: rssi(atDistance: distances[g])) }
+        }
+        return d
+    }
+
+    @Test func theReadingsOfOneMomentDecideTheEntryWhateverOrderTheyArriveIn() throws {
+        // The device stands by g1. g0, 4 m away, is within r0's radius too: read first, it used to
+        // make r0 certain, and the device took seconds to be moved out of a region it never was in.
+        let distances = [4.0, 0.5, 5.5]
+        let first = try entering(order: [0, 1, 2], distances: distances)
+        let reversed = try entering(order: [2, 1, 0], distances: distances)
+        #expect(first.locations.map(\.region) == ["r1"])
+        #expect(first.locations.first?.t == 1_000.5, "entered at the first reading")
+        // What the tracker decides (live and recorded) is the same; only the region states of one
+        // moment come out in the readings' order.
+        #expect(first.lives == reversed.lives && first.locations == reversed.locations)
+        #expect(first.lives.first?.t == 1_000.5 && first.lives.allSatisfy { $0.region == "r1" })
+        #expect(first.visits.isEmpty && first.transitions.isEmpty)
+    }
+
+    @Test func anEntryWaitsForTheOddsAMoveNeedsSoAnAmbiguousStartRecordsNoVisit() throws {
+        // The device's first readings come from the boundary of r0 and r1, a shade nearer g0; then
+        // it is plainly by g1. For the first seconds neither leads 2 : 1, so nothing is recorded
+        // until one does, and the visit starts at the first reading. (Entering whichever region
+        // led at once recorded a half-second visit to r0 and a move.)
+        var d = Driver(try Venue.line(3, spacing: 6, radius: 5))
+        d.run(for: 3.5, step: 0.5) { d in
+            d.heartbeat()
+            d.hear("g0", rssi: rssi(atDistance: 2.95))
+            d.hear("g1", rssi: rssi(atDistance: 3.05))
+            d.hear("g2", rssi: rssi(atDistance: 9.05))
+        }
+        d.run(for: 10, step: 0.5) { d in
+            d.heartbeat()
+            d.hear("g0", rssi: rssi(atDistance: 6))
+            d.hear("g1", rssi: rssi(atDistance: 0.5))
+            d.hear("g2", rssi: rssi(atDistance: 6))
+        }
+        #expect(d.locations.map(\.region) == ["r1"])
+        #expect(d.locations.first?.t == 1_000.5)
+        #expect(d.visits.isEmpty)
+    }
+
+    @Test func anEntryStillUndecidedWhenTheReadingsStopGoesToTheRegionThatLed() throws {
+        // Two seconds from the r0 / r1 boundary, then silence: no later evidence will decide, so
+        // the device is entered where the smoothed probabilities led (not dropped), at its first
+        // reading, and leaves after the exit delay.
+        var d = Driver(try Venue.line(3, spacing: 6, radius: 5))
+        d.run(for: 2, step: 0.5) { d in
+            d.heartbeat()
+            d.hear("g0", rssi: rssi(atDistance: 2.95))
+            d.hear("g1", rssi: rssi(atDistance: 3.05))
+            d.hear("g2", rssi: rssi(atDistance: 9.05))
+        }
+        d.run(for: 40) { $0.heartbeat() }
+        let entered = try #require(d.locations.first)
+        #expect(entered.region == "r0" || entered.region == "r1")
+        #expect(entered.t == 1_000.5)
+        #expect(d.locations.map(\.region) == [entered.region, nil])
+        #expect(d.visits.map(\.region) == [try #require(entered.region)])
+        #expect(d.visits.first?.entered == 1_000.5)
+    }
+
     @Test func oneLoudSecondDoesNotSwitch() throws {
         var d = Driver(try Venue.line(2, spacing: 6, radius: 5))
         d.run(for: 10, step: 0.2, hearAt(1.5))
