@@ -33,6 +33,19 @@ import Testing
         #expect(message(line) == expected)
     }
 
+    @Test("a time in milliseconds, microseconds or nanoseconds is refused with the unit it looks like", arguments: [
+        (1_628_008_099_976.0, "milliseconds since 1970: divide it by 1,000"),
+        (1_628_008_099_976_000.0, "microseconds since 1970: divide it by 1,000,000"),
+        (1.628009151965e18, "nanoseconds since 1970: divide it by 1,000,000,000"),
+    ])
+    func timeUnits(_ t: Double, _ hint: String) throws {
+        let m = try #require(message("{\"t\":\(t),\(Self.sighting)}"))
+        #expect(m.contains("is not Unix seconds") && m.hasSuffix(hint), "\(m)")
+        // Seconds, to the year 5000 and beyond any real recording, are read as they are.
+        #expect(try SightingRecord(jsonLine: "{\"t\":1628008099.976,\(Self.sighting)}").time == 1_628_008_099.976)
+        #expect(try SightingRecord(jsonLine: "{\"t\":99999999999,\(Self.sighting)}").time == 99_999_999_999)
+    }
+
     @Test("keys are matched by their decoded text; of a key given twice the last counts; other members are ignored")
     func keys() throws {
         let s = try SightingRecord(jsonLine: "{\"\\u0074\":5,\(Self.sighting),\"rssi\":-60,\"truth\":\"hall\",\"extra\":null}")

@@ -50,8 +50,9 @@ import WaymarkCore
         not json
 
         {"hex": "043e"}
+        {"t": 1581249601500, "gateway": "gw1", "device": "mac:e7-8f-13-56-24-ce", "rssi": -77}
         """)
-        #expect(items.count == 6)
+        #expect(items.count == 7)
         #expect(items[0] == .sighting(SightingRecord(time: 1_581_249_601.5, gateway: "gw1", device: DeviceID("mac:e7-8f-13-56-24-ce")!, rssi: -77, tx: -59), line: 1))
         #expect(items[1] == .sighting(SightingRecord(time: 1_581_249_601, gateway: "gw1", device: DeviceID("mac:e7-8f-13-56-24-ce")!, rssi: -70), line: 2))
         guard case .malformed(3, let r3) = items[2], case .malformed(4, let r4) = items[3], case .malformed(5, let r5) = items[4] else {
@@ -62,5 +63,10 @@ import WaymarkCore
         #expect(r4.contains("'rssi'"), "\(r4)")
         #expect(r5.contains("JSON"), "\(r5)")
         #expect(items[5] == .hciEvent([0x04, 0x3E], time: nil, line: 7))
+        guard case .malformed(8, let r8) = items[6] else {
+            Issue.record("expected line 8 (a time in milliseconds) refused, got \(items[6])")
+            return
+        }
+        #expect(r8.contains("milliseconds since 1970: divide it by 1,000"), "\(r8)")
     }
 }

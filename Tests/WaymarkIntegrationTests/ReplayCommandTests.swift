@@ -102,6 +102,27 @@ struct ReplayCommandTests {
         #expect(refused.status != 0 && refused.output.contains("--workers"), "\(refused.output)")
     }
 
+    @Test("a file whose times are milliseconds is refused line by line with the fix, twenty lines shown, all counted")
+    func millisecondTimes() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("replay-cli-ms")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let site = Self.repo.appendingPathComponent("deploy/examples/museum.yaml").path
+        let sightings = dir.appendingPathComponent("ms.jsonl").path
+        // 50 sightings stamped in milliseconds (as many loggers write them), one in seconds.
+        var lines = (0..<50).map { #"{"t": \#(1_780_304_400_000 + $0 * 500), "gateway": "gw-lobby", "device": "mac:02-00-00-00-00-01", "rssi": -60}"# }
+        lines.append(#"{"t": 1780304430, "gateway": "gw-lobby", "device": "mac:02-00-00-00-00-01", "rssi": -60}"#)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: sightings, atomically: true, encoding: .utf8)
+        let replay = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", sightings,
+                                                  "--output", dir.appendingPathComponent("o.jsonl").path])
+        #expect(replay.status == 0, "\(replay.output)")
+        #expect(replay.output.contains("ms.jsonl:1: 't' 1780304400000.0 is not Unix seconds"), "\(replay.output)")
+        #expect(replay.output.contains("milliseconds since 1970: divide it by 1,000; line skipped"), "\(replay.output)")
+        #expect(replay.output.contains("ms.jsonl:20: ") && !replay.output.contains("ms.jsonl:21: "), "\(replay.output)")
+        #expect(replay.output.contains("only the first 20 are shown"), "\(replay.output)")
+        #expect(replay.output.contains("1 sightings, 0 status lines, 50 bad lines"), "\(replay.output)")
+    }
+
     @Test("a site file with an error stops replay with the field path, before reading any input")
     func badSiteFile() throws {
         let waymark = try DemoTests.binary("waymark", repo: Self.repo)

@@ -41,6 +41,7 @@ public enum ReplayInput: Hashable, Sendable {
         switch fields.t {
         case .number(let d)?:
             guard d.isFinite else { throw ReplayInputError("'t' must be finite Unix seconds") }
+            if let problem = UnixSeconds.problem(d) { throw ReplayInputError(problem) }
             time = d
         case .string(let s)?:
             guard let d = ISO8601.parse(s) else {
@@ -62,6 +63,21 @@ public enum ReplayInput: Hashable, Sendable {
         guard let rssi = try number(fields.rssi, "rssi") else { throw ReplayInputError("missing 'rssi' (dBm, e.g. -77)") }
         let tx = try number(fields.tx, "tx")
         return .sighting(SightingRecord(time: time, gateway: gateway, device: device, rssi: rssi, tx: tx))
+    }
+}
+
+/// Times in Unix seconds, as every input carries them, and the mistake to catch: a time in
+/// milliseconds, microseconds or nanoseconds (as many loggers and datasets write it) read as
+/// seconds lies tens of thousands of years ahead and would be fused as such, silently.
+public enum UnixSeconds {
+    /// The latest time taken as Unix seconds: 10¹¹ s is the year 5138.
+    public static let limit = 1e11
+
+    /// Nil for a plausible time in seconds; else what is wrong with `t` and how to fix it.
+    public static func problem(_ t: Double) -> String? {
+        guard t >= limit else { return nil }
+        let (unit, divisor) = t < 1e14 ? ("milliseconds", "1,000") : t < 1e17 ? ("microseconds", "1,000,000") : ("nanoseconds", "1,000,000,000")
+        return "'t' \(t) is not Unix seconds (that would be after the year 5000); it looks like \(unit) since 1970: divide it by \(divisor)"
     }
 }
 

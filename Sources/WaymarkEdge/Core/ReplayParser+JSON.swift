@@ -11,6 +11,7 @@ extension ReplayParser {
         var utf8 = String(text)
         guard let object = utf8.withUTF8({ try? JSONLineMembers($0) }) else { return bad("not a JSON object") }
         let time = object.t.flatMap(Self.time(from:))
+        if let time, let problem = UnixSeconds.problem(time) { return bad(problem) }
         if let hex = object.hex {
             guard case .string(let text) = hex, let bytes = Hex.decode(text) else { return bad("'hex' is not a hex string") }
             return .hciEvent(bytes, time: time, line: line)

@@ -72,10 +72,25 @@ struct Replay {
                 }
             } catch {
                 summary.badLines += 1
-                printError("\(inputName):\(number): \(ReplayCommand.describe(error)); line skipped")
+                reportSkipped("\(inputName):\(number): \(ReplayCommand.describe(error)); line skipped")
             }
         }
     }
+
+    /// Reports a skipped line on stderr, the first `shownSkips` of them: a file written wrongly
+    /// throughout (times in milliseconds, another format) would otherwise print one message per
+    /// line. The summary counts them all.
+    private mutating func reportSkipped(_ message: String) {
+        skipsShown += 1
+        if skipsShown <= Self.shownSkips {
+            printError(message)
+        } else if skipsShown == Self.shownSkips + 1 {
+            printError("\(inputName): more lines are skipped; only the first \(Self.shownSkips) are shown, the summary counts them all")
+        }
+    }
+
+    private var skipsShown = 0
+    static let shownSkips = 20
 
     /// A sighting or gateway status line.
     mutating func accept(_ input: ReplayInput, line: Int) {
@@ -94,7 +109,7 @@ struct Replay {
     private mutating func enqueue(_ input: Pending, at time: Double, line: Int) {
         if time < released {
             summary.lateLines += 1
-            printError("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
+            reportSkipped("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
             return
         }
         pending.push(.init(time: time, line: line, input: input))
