@@ -51,14 +51,18 @@ import WaymarkCore
         #expect(d.visits.first?.exited == changed && d.transitions.first?.t == changed)
     }
 
-    /// Three regions in a line, 6 m apart; every 0.5 s the gateways read the device at
-    /// `distances` (metres from g0, g1, g2), in the order given.
-    func entering(order: [Int], distances: [Double], for seconds: Double = 10) throws -> Driver {
-        var d = Driver(try Venue.line(3, spacing: 6, radius: 5))
-        d.run(for: seconds, step: 0.5) { d in
+    /// Three regions in a line, 6 m apart (`Venue.line(3, spacing: 6, radius: 5)`): each step, the
+    /// gateways read the device at `distances` (metres from g0, g1, g2), in the order given.
+    func hearing(_ distances: [Double], order: [Int] = [0, 1, 2]) -> (inout Driver) -> Void {
+        { d in
             d.heartbeat()
             for g in order { d.hear("g\(g)", rssi: rssi(atDistance: distances[g])) }
         }
+    }
+
+    func entering(order: [Int], distances: [Double]) throws -> Driver {
+        var d = Driver(try Venue.line(3, spacing: 6, radius: 5))
+        d.run(for: 10, step: 0.5, hearing(distances, order: order))
         return d
     }
 
@@ -83,18 +87,8 @@ import WaymarkCore
         // until one does, and the visit starts at the first reading. (Entering whichever region
         // led at once recorded a half-second visit to r0 and a move.)
         var d = Driver(try Venue.line(3, spacing: 6, radius: 5))
-        d.run(for: 3.5, step: 0.5) { d in
-            d.heartbeat()
-            d.hear("g0", rssi: rssi(atDistance: 2.95))
-            d.hear("g1", rssi: rssi(atDistance: 3.05))
-            d.hear("g2", rssi: rssi(atDistance: 9.05))
-        }
-        d.run(for: 10, step: 0.5) { d in
-            d.heartbeat()
-            d.hear("g0", rssi: rssi(atDistance: 6))
-            d.hear("g1", rssi: rssi(atDistance: 0.5))
-            d.hear("g2", rssi: rssi(atDistance: 6))
-        }
+        d.run(for: 3.5, step: 0.5, hearing([2.95, 3.05, 9.05]))
+        d.run(for: 10, step: 0.5, hearing([6, 0.5, 6]))
         #expect(d.locations.map(\.region) == ["r1"])
         #expect(d.locations.first?.t == 1_000.5)
         #expect(d.visits.isEmpty)
@@ -105,12 +99,7 @@ import WaymarkCore
         // the device is entered where the smoothed probabilities led (not dropped), at its first
         // reading, and leaves after the exit delay.
         var d = Driver(try Venue.line(3, spacing: 6, radius: 5))
-        d.run(for: 2, step: 0.5) { d in
-            d.heartbeat()
-            d.hear("g0", rssi: rssi(atDistance: 2.95))
-            d.hear("g1", rssi: rssi(atDistance: 3.05))
-            d.hear("g2", rssi: rssi(atDistance: 9.05))
-        }
+        d.run(for: 2, step: 0.5, hearing([2.95, 3.05, 9.05]))
         d.run(for: 40) { $0.heartbeat() }
         let entered = try #require(d.locations.first)
         #expect(entered.region == "r0" || entered.region == "r1")
