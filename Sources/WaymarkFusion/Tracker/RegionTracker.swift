@@ -91,17 +91,11 @@ struct RegionTracker: Sendable, Hashable, Codable {
         }
     }
 
-    /// Puts the open second's gateways in the site's order (insertion sort: a handful of them), so
-    /// that what the second teaches and every sum over its readings do not depend on the order in
-    /// which readings of the same moment arrived from different gateways.
+    /// Puts the open second's gateways in the site's order, so that what the second teaches and
+    /// every sum over its readings do not depend on the order in which readings of the same moment
+    /// arrived from different gateways.
     mutating func sortHeard() {
-        guard heard.count > 1 else { return }
-        for i in 1..<heard.count {
-            let x = heard[i]
-            var j = i
-            while j > 0 && heard[j - 1].gateway > x.gateway { heard[j] = heard[j - 1]; j -= 1 }
-            heard[j] = x
-        }
+        heard.sort { $0.gateway < $1.gateway }
     }
 
     /// Starts over with `m` states, all probability on `state` (or spread evenly when nil).
