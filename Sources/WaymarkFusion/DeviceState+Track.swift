@@ -87,6 +87,7 @@ extension DeviceState {
         let tables = ctx.tracker, model = tables.evidence, G = tables.gatewayCount
         let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
         let level = Float(power + calibration.powerCorrectionDB)
+        let levelPrior = EvidenceModel.levelPrior(venueLevelVariance: calibration.levelVariance)
         let h = tracker.heard.count, m = slots.count
         var best = -Float.infinity, worst = Float.infinity
         let cutoff = (prior.max() ?? 0) * Self.beam
@@ -136,11 +137,11 @@ extension DeviceState {
                         e[j] = x
                         sum += x
                     }
-                    let b = sum / (Float(h) + EvidenceModel.priorCount)
+                    let b = sum / (Float(h) + levelPrior.count)
                     var fit: Float = 0
                     for j in 0..<h { fit += studentT[Int(min(abs(e[j] - b) * step, tLimit))] }
                     fits[k] = h > 0 ? fit / Float(h) : 0
-                    var ll = fit - b * b * EvidenceModel.priorScale
+                    var ll = fit - b * b * levelPrior.scale
                     for a in 0..<absent {
                         let g = base + Int(absentGateway[a])
                         let expected = level + b + n * ld[g] - w * other[g] + absentShift[a]

@@ -4,6 +4,9 @@
 public struct SiteCalibration: Hashable, Sendable {
     /// dB added to every device's measured power (advertised or `default_measured_power_dbm`).
     public var measuredPowerOffsetDB: Double = 0
+    /// Whether the file gives `measured_power_offset_db` (the venue's level was measured), as
+    /// against the default 0 (the level is the configured measured power's guess).
+    public var measuredPowerOffsetGiven = false
     /// The path-loss exponent; replaces `fusion.path_loss_exponent` as the starting point.
     public var pathLossExponent: Double?
     /// What a wall between two rooms costs (dB).
@@ -38,7 +41,7 @@ extension SiteValidator {
         var problems: [(String, String)] = []
         guard let c else { return (out, problems) }
         if let v = c.measuredPowerOffsetDB {
-            if v.isFinite && abs(v) <= 30 { out.measuredPowerOffsetDB = v } else {
+            if v.isFinite && abs(v) <= 30 { out.measuredPowerOffsetDB = v; out.measuredPowerOffsetGiven = true } else {
                 problems.append(("calibration.measured_power_offset_db", "must be between -30 and 30 dB, got \(v); rerun `waymark site calibrate --write`"))
             }
         }

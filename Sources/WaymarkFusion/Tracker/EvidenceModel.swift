@@ -73,8 +73,12 @@ struct EvidenceModel: Sendable {
         return studentT[i]
     }
 
-    /// The shrinkage denominator's prior term: σ² / σ_P².
-    static let priorCount: Float = (sigmaDB * sigmaDB) / (deviceSpreadDB * deviceSpreadDB)
-    /// 1 / (2 σ_P²).
-    static let priorScale: Float = 1 / (2 * deviceSpreadDB * deviceSpreadDB)
+    /// The prior on a hypothesis' common offset `b`, given how uncertain the venue's level still
+    /// is (`VenueCalibration.levelVariance`, dB²): its variance is the device spread's plus that.
+    /// Returned as the shrinkage denominator's prior term σ² / σ_b² and the penalty's 1 / (2 σ_b²).
+    @inline(__always)
+    static func levelPrior(venueLevelVariance v: Float) -> (count: Float, scale: Float) {
+        let variance = deviceSpreadDB * deviceSpreadDB + v
+        return (sigmaDB * sigmaDB / variance, 1 / (2 * variance))
+    }
 }

@@ -66,6 +66,26 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     var levelGateDB: Float {
         updates < Self.levelWarmup ? Float(Self.powerLimitDB) : 2 * EvidenceModel.deviceSpreadDB
     }
+    /// How far the venue's level (the configured measured power plus `powerCorrectionDB`) may be
+    /// from the truth before any confident second has been seen (dB, one standard deviation):
+    /// receivers and tags of another make read 10–25 dB away from the default −59 dBm at 1 m, and
+    /// the correction is bounded at ±`powerLimitDB`, two of these. A site file whose `calibration:`
+    /// section gives `measured_power_offset_db` (written by `waymark site calibrate`) starts known.
+    static let levelPriorSD = 15.0
+    /// The venue level's prior variance (dB²): `levelPriorSD`², or 0 when the site file gives it.
+    var levelPriorVariance = levelPriorSD * levelPriorSD
+
+    /// The venue level's remaining uncertainty (variance, dB²): its prior, narrowed by each
+    /// confident second's fitted device level (spread `EvidenceModel.deviceSpreadDB`; consecutive
+    /// seconds count `EvidenceModel.evidenceWeight` of independent ones). It widens the prior on
+    /// each hypothesis' common offset `b` (`EvidenceModel.levelPrior`): until the venue's level is
+    /// known, an offset of 17 dB is no evidence against a region, and the level may not decide.
+    var levelVariance: Float {
+        guard levelPriorVariance > 0 else { return 0 }
+        let spread = Double(EvidenceModel.deviceSpreadDB * EvidenceModel.deviceSpreadDB)
+        return Float(1 / (1 / levelPriorVariance + Double(EvidenceModel.evidenceWeight) * updates / spread))
+    }
+
     /// Readings the regression remembers (older ones decay away).
     static let regressionMemory = 20_000.0
     /// Confident seconds the power correction and each offset average over once warmed up.
@@ -225,6 +245,7 @@ extension VenueCalibration {
                   pathLossExponent: site.calibration.pathLossExponent ?? site.fusion.pathLossExponent,
                   roomLossDB: site.calibration.roomLossDB ?? Self.defaultRoomLossDB,
                   powerCorrectionDB: site.calibration.measuredPowerOffsetDB)
+        if site.calibration.measuredPowerOffsetGiven { levelPriorVariance = 0 }
     }
 }
 
