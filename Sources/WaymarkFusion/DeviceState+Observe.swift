@@ -14,9 +14,11 @@ extension DeviceState {
     /// starts a new second, the filter of its gateway and the states of the monitored regions it
     /// anchors (Core Location's region state, distance and proximity), re-acquisition when it is
     /// outside the set, and the tracker's open second. Returns whether the reading was rejected as
-    /// an outlier.
-    mutating func observe(_ r: Reading, _ ctx: FusionContext, _ health: [GatewayHealth], _ calibration: inout VenueCalibration,
-                          into out: inout [FusionOutput]) -> Bool {
+    /// an outlier. `reach`: how far beyond a region's radius a reading may still give a device in
+    /// no region its monitored set (`VenueCalibration.reach`; 1 but in a venue still learning its
+    /// level in which nothing has been placed).
+    mutating func observe(_ r: Reading, reach: Double = 1, _ ctx: FusionContext, _ health: [GatewayHealth],
+                          _ calibration: inout VenueCalibration, into out: inout [FusionOutput]) -> Bool {
         if r.time >= nextDeadline { expire(upTo: r.time, ctx, health, &calibration, into: &out) }
         if tracker.hasOpenSecond, r.time.rounded(.down) > Double(tracker.openSecond) {
             closeSecond(ctx, health, &calibration, into: &out)
@@ -35,7 +37,8 @@ extension DeviceState {
                 updateSlot(si, at: r.time, qualifies: !rejected, ctx, into: &out)
             }
         } else {
-            rejected = observeOutsideSet(r, pathLoss: pathLoss, offset: offset, power: power, ctx, health, into: &out)
+            rejected = observeOutsideSet(r, pathLoss: pathLoss, offset: offset, power: power, reach: current < 0 ? reach : 1,
+                                         ctx, health, into: &out)
         }
         // Every reading joins the open second, also those heard before the monitored set exists
         // (a device's first readings, until one qualifies): which of a moment's readings arrives
@@ -75,9 +78,11 @@ extension DeviceState {
     /// A gateway anchoring no monitored region heard the device. Keeps the strongest such gateway
     /// as the re-acquisition candidate and rebuilds the set around its region when the device has
     /// no current region, or when it has been heard inside the candidate region — and inside none
-    /// of its monitored regions — for `reacquire_s`.
-    mutating func observeOutsideSet(_ r: Reading, pathLoss: PathLoss, offset: Double, power: Double, _ ctx: FusionContext,
-                                    _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
+    /// of its monitored regions — for `reacquire_s`. `reach` widens the candidate's radius while
+    /// the venue's level is still being learned (`VenueCalibration.reach`; for a device in no
+    /// region): a set to track it in, whose confident seconds teach the level.
+    mutating func observeOutsideSet(_ r: Reading, pathLoss: PathLoss, offset: Double, power: Double, reach: Double,
+                                    _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
         guard let region = ctx.gatewayRegions[Int(r.gateway)].first else { return false }
         let staleness = ctx.parameters.stalenessS
         if candidate.gateway != r.gateway {
@@ -93,7 +98,7 @@ extension DeviceState {
         let corrected = Double(candidate.filter.level) + offset
         let distance = pathLoss.distance(rssi: corrected, measuredPower: power)
         candidate.distance = Float(distance)
-        guard distance <= ctx.regionRadius[Int(region)] else {
+        guard distance <= ctx.regionRadius[Int(region)] * reach else {
             candidateSince = .infinity
             return rejected
         }

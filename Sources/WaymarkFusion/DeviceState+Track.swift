@@ -87,7 +87,7 @@ extension DeviceState {
         let tables = ctx.tracker, model = tables.evidence, G = tables.gatewayCount
         let n = Float(calibration.pathLossExponent), w = Float(calibration.roomLossDB)
         let level = Float(power + calibration.powerCorrectionDB)
-        let levelPrior = EvidenceModel.levelPrior(venueLevelVariance: calibration.levelVariance)
+        let levelPrior = EvidenceModel.levelPrior(venueLevelVariance: calibration.levelVariance(prior: ctx.levelPriorVariance))
         let h = tracker.heard.count, m = slots.count
         var best = -Float.infinity, worst = Float.infinity
         let cutoff = (prior.max() ?? 0) * Self.beam

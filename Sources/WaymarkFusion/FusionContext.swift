@@ -21,6 +21,10 @@ final class FusionContext: Sendable {
     let graph: BeaconGraph
     /// The probabilistic tracker's tables (geometry, evidence, movement per monitored set).
     let tracker: TrackerTables
+    /// How uncertain the venue's level (measured power plus its correction) is before the
+    /// self-calibration has seen a confident second (dB²): `VenueCalibration.levelPriorSD`², or 0
+    /// when the site file's `calibration:` section gives `measured_power_offset_db`.
+    let levelPriorVariance: Double
 
     init(site: Site) {
         let p = site.fusion
@@ -42,6 +46,14 @@ final class FusionContext: Sendable {
         graph = site.graph
         monitoredSets = site.regions.indices.map { r in Self.monitoredSet(of: r, site: site, size: p.monitoredSetSize) }
         tracker = TrackerTables(site: site, parameters: p, monitoredSets: monitoredSets)
+        levelPriorVariance = site.calibration.measuredPowerOffsetGiven ? 0 : VenueCalibration.levelPriorSD * VenueCalibration.levelPriorSD
+    }
+
+    /// `VenueCalibration.reach` with this site's prior, while the engine learns the venue's level
+    /// (1 with `self_calibration: false`: the level the site file gives is the one used for good).
+    @inline(__always)
+    func reach(_ calibration: VenueCalibration) -> Double {
+        parameters.selfCalibration ? calibration.reach(prior: levelPriorVariance) : 1
     }
 
     func isAdjacent(_ a: Int32, _ b: Int32) -> Bool { graph.areAdjacent(Int(a), Int(b)) }

@@ -47,6 +47,10 @@ public struct FusionEngine: Sendable {
     var freeSlotsStale = false
     /// Devices forgotten since the engine started.
     public internal(set) var forgottenDevices = 0
+    /// Evidence time of the engine's first reading (NaN: none yet; saved with the calibration):
+    /// how long a venue whose level is still unknown has gone without placing any device
+    /// (`VenueCalibration.reach`).
+    var firstEvidence = Double.nan
 
     public init(site: Site) {
         self.site = site
@@ -113,7 +117,12 @@ public struct FusionEngine: Sendable {
         health[o.gateway].heard(at: o.time, silence: ctx.parameters.gatewaySilenceS)
         let reading = Reading(gateway: Int32(o.gateway), rssi: Float(o.rssi), measuredPower: power,
                               weight: Float(max(1, o.weight)), time: o.time)
-        if devices[Int(o.device.index)].observe(reading, ctx, health, &calibration, into: &out) { counters.outliers += 1 }
+        if firstEvidence.isNaN { firstEvidence = o.time }
+        // A venue still learning its level whose first `stalledAfterS` seconds of evidence placed
+        // nothing with confidence: its readings may give devices a set from further out.
+        let reach = calibration.updates < VenueCalibration.levelWarmup && o.time - firstEvidence >= VenueCalibration.stalledAfterS
+            ? ctx.reach(calibration) : 1
+        if devices[Int(o.device.index)].observe(reading, reach: reach, ctx, health, &calibration, into: &out) { counters.outliers += 1 }
         counters.accepted += 1
     }
 

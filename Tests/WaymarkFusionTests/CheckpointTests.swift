@@ -29,6 +29,33 @@ import WaymarkCore
         #expect(restored.outputs == original.outputs)
     }
 
+    @Test func aRestartWhileTheVenueLearnsItsLevelContinuesLikeTheOriginal() throws {
+        // A venue reading 15 dB below the configured level: nobody is placed in its first 10 s, so
+        // devices then get their sets from further out (`VenueCalibration.reach`). Saved at 6 s,
+        // the restored engine must know how long the venue has been waiting (the calibration
+        // checkpoint's first evidence time), or it would wait 10 s more and record another history.
+        let site = try Venue.line(3, spacing: 10, radius: 3)
+        let walk: (inout Driver) -> Void = { d in
+            d.heartbeat()
+            let x = min(19, 1 + max(0, d.now - 1030) * 0.5)
+            for g in 0..<3 { d.hear("g\(g)", rssi: rssi(atDistance: max(0.5, abs(Double(g) * 10 - x))) - 15) }
+        }
+        var original = Driver(site)
+        original.run(for: 6, step: 0.5, walk)
+        #expect(original.engine.calibration.updates == 0 && original.monitored.isEmpty)
+        let saved = try JSONEncoder().encode(original.engine.checkpoint())
+        let calibration = try JSONEncoder().encode(original.engine.calibrationCheckpoint())
+        var restored = Driver(site)
+        restored.run(for: 6, step: 0.5) { $0.heartbeat() }
+        for c in try JSONDecoder().decode([DeviceCheckpoint].self, from: saved) { restored.engine.restore(c) }
+        restored.engine.restore(calibration: try JSONDecoder().decode(CalibrationCheckpoint.self, from: calibration))
+        original.outputs.removeAll()
+        original.run(for: 90, step: 0.5, walk)
+        restored.run(for: 90, step: 0.5, walk)
+        #expect(!original.locations.isEmpty)
+        #expect(restored.outputs == original.outputs)
+    }
+
     @Test func engineRestoredWithGatewayHealthNeedsNoReplay() throws {
         // The aggregator's site-wide checkpoint carries gateway health and the calibration, so a
         // fresh engine given only checkpoints continues exactly (no heartbeats replayed).

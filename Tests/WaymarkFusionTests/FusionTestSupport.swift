@@ -6,8 +6,11 @@ import WaymarkCore
 /// Venues, signal model and a driver with a controllable clock for the engine tests.
 enum Venue {
     /// `n` regions `r0…` in a row along x, `spacing` metres apart, one gateway `g<i>` each, edges
-    /// between neighbours.
-    static func line(_ n: Int, spacing: Double = 10, radius: Double = 3, fusion: String = "") throws -> Site {
+    /// between neighbours. `levelKnown`: the site file gives the venue's level
+    /// (`calibration.measured_power_offset_db: 0`, as `waymark site calibrate --write` would for
+    /// readings made with `rssi(atDistance:)`), so the engine does not treat it as uncertain while
+    /// it learns it (`VenueCalibration.levelVariance`, `reach`).
+    static func line(_ n: Int, spacing: Double = 10, radius: Double = 3, fusion: String = "", levelKnown: Bool = false) throws -> Site {
         var gateways: [(String, Double, Double)] = []
         var regions: [(String, [String])] = []
         var edges: [(String, String)] = []
@@ -16,11 +19,12 @@ enum Venue {
             regions.append(("r\(i)", ["g\(i)"]))
             if i > 0 { edges.append(("r\(i - 1)", "r\(i)")) }
         }
-        return try site(gateways: gateways, regions: regions, edges: edges, radius: radius, fusion: fusion)
+        return try site(gateways: gateways, regions: regions, edges: edges, radius: radius, fusion: fusion, levelKnown: levelKnown)
     }
 
     /// A `cols` × `rows` grid of regions `r<x>_<y>` `spacing` metres apart, 4-neighbour edges.
-    static func grid(cols: Int, rows: Int, spacing: Double = 10, radius: Double = 3, fusion: String = "") throws -> Site {
+    static func grid(cols: Int, rows: Int, spacing: Double = 10, radius: Double = 3, fusion: String = "",
+                     levelKnown: Bool = false) throws -> Site {
         var gateways: [(String, Double, Double)] = []
         var regions: [(String, [String])] = []
         var edges: [(String, String)] = []
@@ -32,11 +36,11 @@ enum Venue {
                 if y > 0 { edges.append(("r\(x)_\(y - 1)", "r\(x)_\(y)")) }
             }
         }
-        return try site(gateways: gateways, regions: regions, edges: edges, radius: radius, fusion: fusion)
+        return try site(gateways: gateways, regions: regions, edges: edges, radius: radius, fusion: fusion, levelKnown: levelKnown)
     }
 
     static func site(gateways: [(String, Double, Double)], regions: [(String, [String])], edges: [(String, String)],
-                     radius: Double, fusion: String) throws -> Site {
+                     radius: Double, fusion: String, levelKnown: Bool = false) throws -> Site {
         var y = "site: test\ngateways:\n"
         for g in gateways { y += "  - { id: \(g.0), position: [\(g.1), \(g.2)] }\n" }
         y += "regions:\n"
@@ -45,6 +49,7 @@ enum Venue {
         for e in edges { y += "  - [\(e.0), \(e.1)]\n" }
         y += "tracking:\n  macs: [\"02:00:00:00:00:01\"]\n"
         if !fusion.isEmpty { y += "fusion:\n" + fusion.split(separator: "\n").map { "  \($0)\n" }.joined() }
+        if levelKnown { y += "calibration:\n  measured_power_offset_db: 0\n" }
         return try SiteLoader.parse(yaml: y).site
     }
 }

@@ -178,6 +178,14 @@ import WaymarkCore
 
 /// A venue whose receivers and tags read far above the configured measured power still calibrates.
 @Suite struct VenueLevelTests {
+    /// The three gateways of `Venue.line(3)` (10 m apart) hear a device at `x` metres, every
+    /// reading `shift` dB off the default model, with Gaussian noise.
+    static func hearOnLine(_ d: inout Driver, at x: Double, shift: Double, sigma: Double, _ rng: inout SeededRandom) {
+        for g in 0..<3 {
+            d.hear("g\(g)", rssi: min(-1, rssi(atDistance: max(0.5, abs(Double(g) * 10 - x))) + shift + rng.gaussian(sigma: sigma)))
+        }
+    }
+
     @Test(arguments: UInt64(1)...4)
     func beforeTheVenuesLevelIsKnownItDoesNotPullDevicesToTheMiddle(seed: UInt64) throws {
         // The first minute of a venue whose receivers read 20 dB above the configured measured
@@ -204,14 +212,23 @@ import WaymarkCore
 
     @Test func theLevelsUncertaintyNarrowsAsItIsLearnedAndASiteFileCanGiveIt() throws {
         let site = try Venue.line(2)
+        let prior = FusionContext(site: site).levelPriorVariance
+        #expect(prior == VenueCalibration.levelPriorSD * VenueCalibration.levelPriorSD)
         var c = VenueCalibration(site: site)
-        #expect(c.levelVariance == Float(VenueCalibration.levelPriorSD * VenueCalibration.levelPriorSD))
-        let wide = EvidenceModel.levelPrior(venueLevelVariance: c.levelVariance)
-        c.updates = 50
-        #expect(c.levelVariance > 0 && c.levelVariance < 2, "\(c.levelVariance)")
-        let narrow = EvidenceModel.levelPrior(venueLevelVariance: c.levelVariance)
+        #expect(c.levelVariance(prior: prior) == Float(prior))
+        let wide = EvidenceModel.levelPrior(venueLevelVariance: c.levelVariance(prior: prior))
+        // Before any confident second a reading gives a device a set when it is within a radius
+        // 30 dB (two standard deviations) further out: 10^(30 / 20) = 31.6 times it at exponent 2.
+        #expect(abs(c.reach(prior: prior) - 31.62) < 0.01, "\(c.reach(prior: prior))")
+        c.updates = 49
+        #expect(c.levelVariance(prior: prior) > 0 && c.levelVariance(prior: prior) < 2, "\(c.levelVariance(prior: prior))")
+        #expect(c.reach(prior: prior) > 1 && c.reach(prior: prior) < 1.5)
+        let narrow = EvidenceModel.levelPrior(venueLevelVariance: c.levelVariance(prior: prior))
         // A wider prior shrinks `b` less and penalises it less.
         #expect(wide.count < narrow.count && wide.scale < narrow.scale)
+        // Known once `levelWarmup` confident seconds have taught it: radii as the site gives them.
+        c.updates = VenueCalibration.levelWarmup
+        #expect(c.reach(prior: prior) == 1)
         // A measured `measured_power_offset_db` (what `waymark site calibrate --write` writes): known.
         let measured = try SiteLoader.parse(yaml: """
             site: test
@@ -222,8 +239,37 @@ import WaymarkCore
             calibration:
               measured_power_offset_db: 12
             """).site
-        #expect(VenueCalibration(site: measured).levelVariance == 0)
+        let known = FusionContext(site: measured).levelPriorVariance
+        #expect(known == 0)
+        #expect(VenueCalibration(site: measured).levelVariance(prior: known) == 0)
+        #expect(VenueCalibration(site: measured).reach(prior: known) == 1)
         #expect(VenueCalibration(site: measured).powerCorrectionDB == 12)
+    }
+
+    @Test func aVenueReadingFarBelowTheConfiguredLevelIsStillTracked() throws {
+        // Receivers and tags reading 15 dB below the configured measured power: a device standing
+        // 1 m from a gateway reads as 5.6 m away, beyond every region's 3-m radius. Held to the
+        // radius as drawn, no reading gave the device a monitored set, so no second was tracked or
+        // taught the level, and nothing was ever recorded. Now the set comes from a reading within
+        // the level's uncertainty (`VenueCalibration.reach`), its seconds teach the level, and the
+        // device enters r0 once its readings put it within the drawn radius.
+        var rng = SeededRandom(seed: 5)
+        var d = Driver(try Venue.line(3, spacing: 10, radius: 3))
+        let start = d.now
+        d.run(for: 240) { d in
+            d.heartbeat()
+            // Stands by g0 for two minutes, then walks to g2 at 0.6 m/s and stands there.
+            let x = min(19, 1 + max(0, d.now - start - 120) * 0.6)
+            Self.hearOnLine(&d, at: x, shift: -15, sigma: 2, &rng)
+        }
+        #expect(d.locations.compactMap(\.region) == ["r0", "r1", "r2"], "\(d.locations.map { (Int($0.t - start), $0.region ?? "-") })")
+        // The level was learned: 15 dB low, less the 7.4 dB by which a device 1 m from the gateway
+        // is nearer than the region's typical point (2.35 m) the model expects it at.
+        let correction = d.engine.calibration.powerCorrectionDB
+        #expect(correction < -5, "learned \(correction) dB")
+        // Once the level is learned, the regions hold their drawn radii again: the device by g2 is
+        // inside r2 only.
+        #expect(d.states("r0").last?.state == .outside && d.states("r2").last?.state == .inside)
     }
 
     @Test func aVenueReading25dBHotterThanConfiguredIsLearned() throws {
@@ -235,9 +281,7 @@ import WaymarkCore
             d.heartbeat()
             let phase = (d.now - start).truncatingRemainder(dividingBy: 240)
             let x = phase < 120 ? phase / 6 : (240 - phase) / 6
-            for g in 0..<3 {
-                d.hear("g\(g)", rssi: min(-1, rssi(atDistance: max(0.5, abs(Double(g) * 10 - x))) + 25 + rng.gaussian(sigma: 3)))
-            }
+            Self.hearOnLine(&d, at: x, shift: 25, sigma: 3, &rng)
         }
         let correction = d.engine.calibration.powerCorrectionDB
         #expect(correction > 20 && correction <= 30, "learned \(correction) dB")

@@ -55,8 +55,14 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     static let exponentRange = 1.6...3.5, roomLossRange = 0.0...10.0
     public static let offsetDeadZoneDB = 3.0
     static let offsetLimitDB = 15.0, powerLimitDB = 30.0
-    /// Confident seconds before the venue's level counts as known (`levelGateDB`).
+    /// Confident seconds before the venue's level counts as known (`levelGateDB`, `reach`).
     static let levelWarmup = 50.0
+    /// Seconds of evidence after the engine's first reading before a venue that has not learned
+    /// its level lets devices get a monitored set from further out than a region's radius
+    /// (`reach`). A device within a region is placed with confidence within a few seconds (the
+    /// smoothing lag and a little more), so a busy venue whose level is as configured never gets
+    /// there: only one whose readings put nobody within any radius does.
+    static let stalledAfterS = 10.0
 
     /// How far a second's fitted device level may lie from the venue's and still teach it. Two
     /// device spreads once the venue's level is known; before that, anything within the power
@@ -70,20 +76,36 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// from the truth before any confident second has been seen (dB, one standard deviation):
     /// receivers and tags of another make read 10–25 dB away from the default −59 dBm at 1 m, and
     /// the correction is bounded at ±`powerLimitDB`, two of these. A site file whose `calibration:`
-    /// section gives `measured_power_offset_db` (written by `waymark site calibrate`) starts known.
-    static let levelPriorSD = 15.0
-    /// The venue level's prior variance (dB²): `levelPriorSD`², or 0 when the site file gives it.
-    var levelPriorVariance = levelPriorSD * levelPriorSD
+    /// section gives `measured_power_offset_db` (written by `waymark site calibrate`) starts known
+    /// (`FusionContext.levelPriorVariance`).
+    public static let levelPriorSD = 15.0
 
-    /// The venue level's remaining uncertainty (variance, dB²): its prior, narrowed by each
-    /// confident second's fitted device level (spread `EvidenceModel.deviceSpreadDB`; consecutive
-    /// seconds count `EvidenceModel.evidenceWeight` of independent ones). It widens the prior on
-    /// each hypothesis' common offset `b` (`EvidenceModel.levelPrior`): until the venue's level is
-    /// known, an offset of 17 dB is no evidence against a region, and the level may not decide.
-    var levelVariance: Float {
-        guard levelPriorVariance > 0 else { return 0 }
+    /// The venue level's remaining uncertainty (variance, dB²): its prior (`prior`, dB²), narrowed
+    /// by each confident second's fitted device level (spread `EvidenceModel.deviceSpreadDB`;
+    /// consecutive seconds count `EvidenceModel.evidenceWeight` of independent ones). It widens the
+    /// prior on each hypothesis' common offset `b` (`EvidenceModel.levelPrior`): until the venue's
+    /// level is known, an offset of 17 dB is no evidence against a region, and the level may not
+    /// decide.
+    func levelVariance(prior: Double) -> Float {
+        guard prior > 0 else { return 0 }
         let spread = Double(EvidenceModel.deviceSpreadDB * EvidenceModel.deviceSpreadDB)
-        return Float(1 / (1 / levelPriorVariance + Double(EvidenceModel.evidenceWeight) * updates / spread))
+        return Float(1 / (1 / prior + Double(EvidenceModel.evidenceWeight) * updates / spread))
+    }
+
+    /// How much farther than a region's radius a reading may put a device that is in no region and
+    /// still give it a monitored set around that region, in a venue whose level is not known yet
+    /// (`levelWarmup` confident seconds) and whose first `stalledAfterS` seconds of evidence have
+    /// not taught it (`FusionEngine.ingest`): as far as the reading would put it with the level
+    /// two standard deviations higher. Only the set: Core Location's `inside` keeps the drawn
+    /// radius, and the device enters a region once a reading is within it. Without it, a venue
+    /// reading 13 dB or more below the configured measured power had no reading within any radius,
+    /// so no device got a set, no second was tracked or confident, the level was never learned
+    /// and nothing was ever recorded (the Kolakowski robot run read 30 dB lower: 0 % exact;
+    /// docs/accuracy.md). 1 once the level is known.
+    func reach(prior: Double) -> Double {
+        guard prior > 0, updates < Self.levelWarmup else { return 1 }
+        let allowance = 2 * Double(levelVariance(prior: prior)).squareRoot()
+        return pow10(allowance / (10 * pathLossExponent))
     }
 
     /// Readings the regression remembers (older ones decay away).
@@ -245,7 +267,6 @@ extension VenueCalibration {
                   pathLossExponent: site.calibration.pathLossExponent ?? site.fusion.pathLossExponent,
                   roomLossDB: site.calibration.roomLossDB ?? Self.defaultRoomLossDB,
                   powerCorrectionDB: site.calibration.measuredPowerOffsetDB)
-        if site.calibration.measuredPowerOffsetGiven { levelPriorVariance = 0 }
     }
 }
 
@@ -257,6 +278,8 @@ public struct CalibrationCheckpoint: Codable, Sendable, Hashable {
     var calibration: VenueCalibration
     /// The learned reception model (absent from checkpoints written before it existed).
     var reception: ReceptionCalibration?
+    /// The engine's first evidence time (`FusionEngine.firstEvidence`; absent before it was kept).
+    var firstEvidence: Double?
 }
 
 extension FusionEngine {
@@ -266,7 +289,8 @@ extension FusionEngine {
         // leave an empty one in the embedded copy, so that a checkpoint equals itself decoded.
         var rest = calibration
         rest.reception = ReceptionCalibration(gatewayCount: 0)
-        return CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: rest, reception: calibration.reception)
+        return CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: rest, reception: calibration.reception,
+                                     firstEvidence: firstEvidence.isNaN ? nil : firstEvidence)
     }
 
     /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent
@@ -304,5 +328,6 @@ extension FusionEngine {
             c.refresh()
         }
         calibration = c
+        if let first = saved.firstEvidence { firstEvidence = first }
     }
 }
