@@ -17,7 +17,7 @@ extension DeviceState {
     /// an outlier. `reach`: how far beyond a region's radius a reading may still give a device in
     /// no region its monitored set (`VenueCalibration.reach`; 1 but in a venue still learning its
     /// level in which nothing has been placed).
-    mutating func observe(_ r: Reading, reach: Double = 1, _ ctx: FusionContext, _ health: [GatewayHealth],
+    mutating func observe(_ r: Reading, reach: Double, _ ctx: FusionContext, _ health: [GatewayHealth],
                           _ calibration: inout VenueCalibration, into out: inout [FusionOutput]) -> Bool {
         if r.time >= nextDeadline { expire(upTo: r.time, ctx, health, &calibration, into: &out) }
         if tracker.hasOpenSecond, r.time.rounded(.down) > Double(tracker.openSecond) {

@@ -49,11 +49,14 @@ final class FusionContext: Sendable {
         levelPriorVariance = site.calibration.measuredPowerOffsetGiven ? 0 : VenueCalibration.levelPriorSD * VenueCalibration.levelPriorSD
     }
 
-    /// `VenueCalibration.reach` with this site's prior, while the engine learns the venue's level
-    /// (1 with `self_calibration: false`: the level the site file gives is the one used for good).
+    /// `VenueCalibration.reach` with this site's prior, once the engine has `waited` seconds of
+    /// evidence (since its first reading) for a venue still learning its level to place somebody:
+    /// from `VenueCalibration.stalledAfterS` on. 1 before that, once the level is known, and with
+    /// `self_calibration: false` (the level the site file gives is the one used for good).
     @inline(__always)
-    func reach(_ calibration: VenueCalibration) -> Double {
-        parameters.selfCalibration ? calibration.reach(prior: levelPriorVariance) : 1
+    func reach(_ calibration: VenueCalibration, waited: Double) -> Double {
+        guard parameters.selfCalibration, waited >= VenueCalibration.stalledAfterS else { return 1 }
+        return calibration.reach(prior: levelPriorVariance)
     }
 
     func isAdjacent(_ a: Int32, _ b: Int32) -> Bool { graph.areAdjacent(Int(a), Int(b)) }

@@ -118,10 +118,7 @@ public struct FusionEngine: Sendable {
         let reading = Reading(gateway: Int32(o.gateway), rssi: Float(o.rssi), measuredPower: power,
                               weight: Float(max(1, o.weight)), time: o.time)
         if firstEvidence.isNaN { firstEvidence = o.time }
-        // A venue still learning its level whose first `stalledAfterS` seconds of evidence placed
-        // nothing with confidence: its readings may give devices a set from further out.
-        let reach = calibration.updates < VenueCalibration.levelWarmup && o.time - firstEvidence >= VenueCalibration.stalledAfterS
-            ? ctx.reach(calibration) : 1
+        let reach = ctx.reach(calibration, waited: o.time - firstEvidence)
         if devices[Int(o.device.index)].observe(reading, reach: reach, ctx, health, &calibration, into: &out) { counters.outliers += 1 }
         counters.accepted += 1
     }

@@ -95,13 +95,14 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// How much farther than a region's radius a reading may put a device that is in no region and
     /// still give it a monitored set around that region, in a venue whose level is not known yet
     /// (`levelWarmup` confident seconds) and whose first `stalledAfterS` seconds of evidence have
-    /// not taught it (`FusionEngine.ingest`): as far as the reading would put it with the level
+    /// not taught it (`FusionContext.reach`): as far as the reading would put it with the level
     /// two standard deviations higher. Only the set: Core Location's `inside` keeps the drawn
     /// radius, and the device enters a region once a reading is within it. Without it, a venue
     /// reading 13 dB or more below the configured measured power had no reading within any radius,
     /// so no device got a set, no second was tracked or confident, the level was never learned
     /// and nothing was ever recorded (the Kolakowski robot run read 30 dB lower: 0 % exact;
     /// docs/accuracy.md). 1 once the level is known.
+    @inline(__always)
     func reach(prior: Double) -> Double {
         guard prior > 0, updates < Self.levelWarmup else { return 1 }
         let allowance = 2 * Double(levelVariance(prior: prior)).squareRoot()
