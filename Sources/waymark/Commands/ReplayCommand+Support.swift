@@ -36,7 +36,7 @@ struct Replay {
     private let writer: OutputWriter
     private let inputName: String
     private let encoder = JSONEncoder()
-    /// Pending lines, kept sorted by (time, line number) within the reorder window.
+    /// Pending lines, kept sorted by (time, gateway, line number) within the reorder window.
     private var pending = Heap<Pending>()
     private var seenBatches = Set<String>()
     private var newest = -Double.infinity
@@ -94,7 +94,12 @@ struct Replay {
 
     /// A sighting or gateway status line.
     mutating func accept(_ input: ReplayInput, line: Int) {
-        enqueue(.line(input), at: input.time, line: line)
+        let gateway: String
+        switch input {
+        case .sighting(let s): gateway = s.gateway
+        case .gatewayStatus(let g, _, _): gateway = g
+        }
+        enqueue(.line(input), at: input.time, rank: engine.site.gatewayIndex(gateway) ?? Int.max, line: line)
     }
 
     /// An edge batch, ordered by the end of its window; one already seen is dropped.
@@ -103,16 +108,21 @@ struct Replay {
             summary.duplicates += 1
             return
         }
-        enqueue(.batch(batch), at: batch.end, line: line)
+        enqueue(.batch(batch), at: batch.end, rank: engine.site.gatewayIndex(batch.gateway) ?? Int.max, line: line)
     }
 
-    private mutating func enqueue(_ input: Pending, at time: Double, line: Int) {
+    /// Lines of one time go to the engine in the site's gateway order (`rank`), then in file
+    /// order: which gateway's reading of a moment a file lists first is an accident (gateways
+    /// racing over MQTT, a recording's column order), and the engine's re-acquisition candidate
+    /// follows the order readings come in. The aggregator's reorder stage releases equal window
+    /// ends in the same order (`ReorderBuffer`). `tools/robustness/shuffle.py` checks it.
+    private mutating func enqueue(_ input: Pending, at time: Double, rank: Int, line: Int) {
         if time < released {
             summary.lateLines += 1
             reportSkipped("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
             return
         }
-        pending.push(.init(time: time, line: line, input: input))
+        pending.push(.init(time: time, rank: rank, line: line, input: input))
         newest = max(newest, time)
         while let top = pending.peekTime, top <= newest - reorderWindow { process(pending.pop()!) }
         try? flushOutputs()
@@ -242,16 +252,17 @@ struct Replay {
         """
     }
 
-    /// Pending lines by (time, line number): stable for equal times. The heap moves small keys;
-    /// each line's parsed input waits in a slot until it is popped.
+    /// Pending lines by (time, rank, line number): stable for equal times and ranks. The heap
+    /// moves small keys; each line's parsed input waits in a slot until it is popped.
     struct Heap<Payload> {
-        struct Item { var time: Double; var line: Int; var input: Payload }
+        struct Item { var time: Double; var rank: Int; var line: Int; var input: Payload }
         private struct Key: Comparable {
             var time: Double
+            var rank: Int
             var line: Int
             var slot: Int
-            static func < (a: Key, b: Key) -> Bool { (a.time, a.line) < (b.time, b.line) }
-            static func == (a: Key, b: Key) -> Bool { a.time == b.time && a.line == b.line }
+            static func < (a: Key, b: Key) -> Bool { (a.time, a.rank, a.line) < (b.time, b.rank, b.line) }
+            static func == (a: Key, b: Key) -> Bool { a.time == b.time && a.rank == b.rank && a.line == b.line }
         }
         private var keys = HeapModule.Heap<Key>()
         private var slots: [Payload?] = []
@@ -261,14 +272,14 @@ struct Replay {
         mutating func push(_ item: Item) {
             let slot: Int
             if let reused = freeSlots.popLast() { slot = reused; slots[slot] = item.input } else { slot = slots.count; slots.append(item.input) }
-            keys.insert(Key(time: item.time, line: item.line, slot: slot))
+            keys.insert(Key(time: item.time, rank: item.rank, line: item.line, slot: slot))
         }
 
         mutating func pop() -> Item? {
             guard let top = keys.popMin() else { return nil }
             let input = slots[top.slot].take()!
             freeSlots.append(top.slot)
-            return Item(time: top.time, line: top.line, input: input)
+            return Item(time: top.time, rank: top.rank, line: top.line, input: input)
         }
     }
 }
