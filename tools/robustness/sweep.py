@@ -4,7 +4,9 @@
 The accuracy suite scores the engine on the recordings as they are. A venue we have never seen
 differs from them in ways we can name: a gateway that reads hotter or colder than its neighbours
 (another radio, a metal case), a gateway that is dead, tags that advertise less often or gateways
-that miss adverts, noisier radio, a different overall level. This script applies each of those to
+that miss adverts, noisier radio, a different overall level, a site file drawn less exactly
+(gateways or regions a metre or two off, radii drawn smaller or larger; python3-yaml). This
+script applies each of those to
 a real recording, runs the built `waymark replay` with the site's geometry and default fusion
 parameters (as the suite does), scores it with `waymark evaluate` next to the naive rule, and
 prints one table row per perturbation.
@@ -67,6 +69,43 @@ def perturbations(rows):
         yield f"every reading {shift:+.0f} dB", [dict(r, rssi=min(0.0, r["rssi"] + shift)) for r in rows]
 
 
+def site_perturbations(site_path, out):
+    """(name, site file) for every perturbation of the site file's geometry, written to `out`: a
+    site file drawn by hand is off too. Gateways a metre or two from where the file puts them (a
+    tape measure, a ceiling mount moved), region centres a metre off, radii drawn 30 % smaller or
+    50 % larger, and the gateways listed in another order (which must change nothing but the order
+    of lines of one moment)."""
+    import math
+    import yaml
+    with open(site_path) as f:
+        base = yaml.safe_load(f)
+
+    def moved(items, metres, seed):
+        rng = random.Random(seed)
+        for item in items:
+            a = rng.uniform(0, 2 * math.pi)
+            item["position"] = [round(item["position"][0] + metres * math.cos(a), 2),
+                                round(item["position"][1] + metres * math.sin(a), 2)] + item["position"][2:]
+
+    def variant(name, change):
+        site = yaml.safe_load(yaml.safe_dump(base))
+        change(site)
+        path = os.path.join(out, "site." + "".join(c if c.isalnum() else "-" for c in name) + ".yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(site, f, sort_keys=False)
+        return name, path
+
+    def radii(factor):
+        return lambda site: [r.update(radius_m=round(r["radius_m"] * factor, 2)) for r in site["regions"]]
+
+    yield variant("gateways moved 1 m", lambda site: moved(site["gateways"], 1.0, 4))
+    yield variant("gateways moved 2 m", lambda site: moved(site["gateways"], 2.0, 5))
+    yield variant("region centres moved 1 m", lambda site: moved(site["regions"], 1.0, 6))
+    yield variant("region radii x0.7", radii(0.7))
+    yield variant("region radii x1.5", radii(1.5))
+    yield variant("gateways listed in reverse", lambda site: site.update(gateways=list(reversed(site["gateways"]))))
+
+
 def exact_by_period(truth_path, output_path, split):
     """Waymark's exact share of the true in-region time before and after `split` seconds from
     the first true visit, sampled every 0.5 s (the evaluator weighs by time the same way)."""
@@ -93,6 +132,7 @@ def main():
     ap.add_argument("--work", default=".build/accuracy")
     ap.add_argument("--out")
     ap.add_argument("--site")
+    ap.add_argument("--no-geometry", action="store_true", help="skip the rows that perturb the site file (they need PyYAML)")
     args = ap.parse_args()
     out = args.out or os.path.join(args.work, "robustness")
     os.makedirs(out, exist_ok=True)
@@ -108,12 +148,18 @@ def main():
         truth = os.path.join(args.work, f"kolakowski-{name}.visits.jsonl")
         if not (os.path.exists(sightings) and os.path.exists(truth)):
             sys.exit(f"sweep: no {sightings} or {truth}; run scripts/accuracy.sh first")
-        for i, (label, rows) in enumerate(perturbations(read_jsonl(sightings))):
+        rows = read_jsonl(sightings)
+        runs = [(label, perturbed, site) for label, perturbed in perturbations(rows)]
+        if not args.no_geometry:
+            runs += [(label, rows, path) for label, path in site_perturbations(site, out)]
+        for i, (label, perturbed, site_file) in enumerate(runs):
             stem = os.path.join(out, f"{name}.{i:02d}")
-            write_jsonl(stem + ".sightings.jsonl", rows)
+            write_jsonl(stem + ".sightings.jsonl", perturbed)
             with open(stem + ".replay.log", "w") as log:
-                subprocess.run([args.waymark, "replay", "--site", site, "--input", stem + ".sightings.jsonl",
+                subprocess.run([args.waymark, "replay", "--site", site_file, "--input", stem + ".sightings.jsonl",
                                 "--output", stem + ".replay.jsonl"], check=True, stderr=log)
+            # Scored against the true rooms with the site as drawn (the evaluator's regions and
+            # the naive rule's gateways are the unperturbed ones).
             report = json.loads(subprocess.run(
                 [args.waymark, "evaluate", "--site", site, "--truth", truth, "--output", stem + ".replay.jsonl",
                  "--sightings", stem + ".sightings.jsonl", "--json"], check=True, capture_output=True).stdout)

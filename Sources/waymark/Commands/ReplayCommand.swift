@@ -12,8 +12,9 @@ struct ReplayCommand: ParsableCommand {
         discussion: """
         Input: one JSON object per line, {"t": <Unix seconds or ISO-8601>, "gateway": "<id>", "device": "<id>", \
         "rssi": <dBm>, "tx": <dBm, optional>}; gateway outages as {"t": …, "gateway": "<id>", "status": "offline"|"online"}. \
-        Lines may be out of time order by up to --reorder-window seconds; they are sorted within that window. \
-        Lines later than that, and malformed lines, are reported on stderr with their line number and skipped.
+        Lines may be out of time order by up to --reorder-window seconds; they are sorted within that window, and \
+        lines of the same time go to the engine in the site file's gateway order (as the aggregator fuses them), so \
+        the order a file lists one moment's gateways in changes nothing. Lines later than that, and malformed lines, are reported on stderr with their line number and skipped.
         Output lines: state, live, location, visit, monitored, journey (and transition with --transitions), each \
         with type, t (the time of the evidence, Unix seconds) and device, in processing order. `live` is the \
         tracker's live region with its confidence (published at once); `location`, `visit` and `transition` are \
