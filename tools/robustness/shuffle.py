@@ -23,18 +23,10 @@ import random
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweep import read_jsonl, write_jsonl  # noqa: E402
+
 RECORDED = ("location", "visit", "journey")
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def write_jsonl(path, rows):
-    with open(path, "w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
 
 
 def gridded(rows, grid):
