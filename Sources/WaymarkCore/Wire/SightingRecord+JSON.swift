@@ -18,6 +18,14 @@ public enum ReplayInput: Hashable, Sendable {
         }
     }
 
+    /// The gateway that heard the sighting, or whose status it is.
+    public var gateway: String {
+        switch self {
+        case .sighting(let s): s.gateway
+        case .gatewayStatus(let g, _, _): g
+        }
+    }
+
     /// Parses one line; the error says what is wrong and how to write it instead.
     public static func parse(jsonLine line: some StringProtocol) throws(ReplayInputError) -> ReplayInput {
         var text = String(line)

@@ -94,12 +94,7 @@ struct Replay {
 
     /// A sighting or gateway status line.
     mutating func accept(_ input: ReplayInput, line: Int) {
-        let gateway: String
-        switch input {
-        case .sighting(let s): gateway = s.gateway
-        case .gatewayStatus(let g, _, _): gateway = g
-        }
-        enqueue(.line(input), at: input.time, rank: engine.site.gatewayIndex(gateway) ?? Int.max, line: line)
+        enqueue(.line(input), at: input.time, rank: engine.site.gatewayIndex(input.gateway) ?? Self.unknownGateway, line: line)
     }
 
     /// An edge batch, ordered by the end of its window; one already seen is dropped.
@@ -108,10 +103,14 @@ struct Replay {
             summary.duplicates += 1
             return
         }
-        enqueue(.batch(batch), at: batch.end, rank: engine.site.gatewayIndex(batch.gateway) ?? Int.max, line: line)
+        enqueue(.batch(batch), at: batch.end, rank: engine.site.gatewayIndex(batch.gateway) ?? Self.unknownGateway, line: line)
     }
 
-    /// Lines of one time go to the engine in the site's gateway order (`rank`), then in file
+    /// The rank of a line whose gateway the site does not have (after every known one).
+    static let unknownGateway = Int.max
+
+    /// Lines of one time go to the engine in the site's gateway order (`rank`: the gateway's
+    /// index, resolved once here and used again when the line is processed), then in file
     /// order: which gateway's reading of a moment a file lists first is an accident (gateways
     /// racing over MQTT, a recording's column order), and the engine's re-acquisition candidate
     /// follows the order readings come in. The aggregator's reorder stage releases equal window
@@ -133,16 +132,16 @@ struct Replay {
         switch item.input {
         case .line(.sighting(let s)):
             tick(to: item.time)
-            guard let g = gatewayIndex(s.gateway, line: item.line) else { return }
+            guard let g = gatewayIndex(item, s.gateway) else { return }
             summary.sightings += 1
             engine.ingest(device: s.device, gateway: g, time: s.time, rssi: s.rssi, tx: s.tx, into: &out)
         case .line(.gatewayStatus(let gateway, let online, let t)):
             tick(to: item.time)
-            guard let g = gatewayIndex(gateway, line: item.line) else { return }
+            guard let g = gatewayIndex(item, gateway) else { return }
             summary.statusLines += 1
             out += engine.gatewayStatus(g, online: online, at: t)
         case .batch(let batch):
-            guard let g = gatewayIndex(batch.gateway, line: item.line) else { return }
+            guard let g = gatewayIndex(item, batch.gateway) else { return }
             summary.batches += 1
             summary.entries += batch.sightings.count
             engine.feed(batch, gateway: g, into: &out, handles: &handles)
@@ -179,9 +178,11 @@ struct Replay {
         engine.tick(to: t, into: &out)
     }
 
-    /// The site's index of `gateway`; an unknown one is counted and reported once.
-    private mutating func gatewayIndex(_ gateway: String, line: Int) -> Int? {
-        if let g = engine.site.gatewayIndex(gateway) { return g }
+    /// The site's index of the line's gateway (its rank); an unknown one is counted and reported
+    /// once.
+    private mutating func gatewayIndex(_ item: Heap<Pending>.Item, _ gateway: String) -> Int? {
+        if item.rank != Self.unknownGateway { return item.rank }
+        let line = item.line
         summary.unknownGateways += 1
         if unknownGatewaysReported.insert(gateway).inserted {
             printError("\(inputName):\(line): gateway '\(gateway)' is not in the site file; its lines are skipped (reported once)")
