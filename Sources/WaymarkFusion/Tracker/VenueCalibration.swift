@@ -12,8 +12,9 @@ import WaymarkCore
 ///   `path_loss_exponent` ± 0.5, W: 5 ± 3 dB);
 /// - the **reception curve**: how often a gateway reports a device in a second, by the reading the
 ///   model expects there (`ReceptionCalibration`), which decides what a silent gateway says;
-/// - **per-gateway offsets**: each gateway's mean deviation from the model, relative to the other
-///   gateways. Only the part beyond ±`offsetDeadZoneDB` is applied: a few dB of deviation is as
+/// - **per-gateway offsets**: each gateway's mean deviation from the model, fitted jointly with
+///   each second's level (`learn`) and relative to the median gateway. Only the part beyond
+///   ±`offsetDeadZoneDB` is applied: a few dB of deviation is as
 ///   likely to be where the gateway hangs (a wall, a corner) as its hardware, and correcting it
 ///   made room-level accuracy worse on real data; a gateway that reads 8 dB hot is corrected by 5.
 ///
@@ -24,7 +25,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     public internal(set) var powerCorrectionDB: Double = 0
     public internal(set) var pathLossExponent: Double
     public internal(set) var roomLossDB: Double
-    /// Offsets learned per gateway (dB, before the dead zone; relative to the gateways' mean).
+    /// Offsets learned per gateway (dB, before the dead zone; relative to the median gateway's).
     public internal(set) var gatewayOffsetDB: [Double]
     /// Seconds of evidence that taught it.
     public internal(set) var updates: Double = 0
@@ -43,7 +44,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0
     var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
     /// The corrections added to each gateway's readings now (minus its deviation beyond the dead
-    /// zone, relative to the gateways' mean).
+    /// zone, relative to the median gateway's).
     var applied: [Float]
     /// The priors: the site's path-loss exponent and room loss (its `calibration:` section, else
     /// `fusion.path_loss_exponent` and 5 dB).
@@ -142,7 +143,6 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         powerCorrectionDB = min(max(powerCorrectionDB + rate * shift, -Self.powerLimitDB), Self.powerLimitDB)
 
         let G = tables.gatewayCount
-        let level = measuredPower + powerCorrectionDB + shift
         guard readings.count >= 2 else { return }
         var mx = 0.0, mz = 0.0, my = 0.0
         for h in readings {
@@ -155,6 +155,22 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         mx /= k; mz /= k; my /= k
         let decay = max(0, 1 - k / Self.regressionMemory)
         sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay
+        // The gateways' offsets are fitted jointly with each second's level (alternating least
+        // squares, one step a second): the level a gateway is measured against is the mean of the
+        // second's readings with every gateway's current offset estimate taken out. Measured
+        // against the level `b` fitted from the readings as the tracker used them (offsets within
+        // the dead zone not taken out), a gateway reading 8 dB hot raised its own yardstick by its
+        // share of the second's readings and lowered the other gateways' by as much: on a simulated
+        // Kolakowski flat a gateway shifted by ±8 dB was learned at 0.73 of its shift, now 0.88
+        // (`tools/robustness/offsets.py`).
+        let base = measuredPower + powerCorrectionDB
+        var levelSum = 0.0
+        for h in readings {
+            let g = Int(h.gateway)
+            levelSum += Double(h.sum / h.count) - base - pathLossExponent * Double(tables.logDistance[r * G + g])
+                + roomLossDB * Double(tables.otherRoom[r * G + g]) - currentOffset(g)
+        }
+        let level = base + levelSum / k
         for h in readings {
             let g = h.gateway, rssi = h.sum / h.count
             let x = Double(tables.logDistance[r * G + Int(g)]) - mx
@@ -186,18 +202,27 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
             pathLossExponent = min(max((c * u - b * v) / det, Self.exponentRange.lowerBound), Self.exponentRange.upperBound)
             roomLossDB = min(max((a * v - b * u) / det, Self.roomLossRange.lowerBound), Self.roomLossRange.upperBound)
         }
-        var mean = 0.0, n = 0.0
-        for g in offsetSum.indices where offsetCount[g] >= 50 { mean += offsetSum[g]; n += 1 }
-        mean = n > 0 ? mean / n : 0
+        // Relative to the median gateway: the venue's common level is the power correction's, and
+        // one gateway far off must not move every other gateway's offset (the mean of six moved
+        // by a sixth of a hot one's).
+        let known = offsetSum.indices.filter { offsetCount[$0] >= Self.offsetMinReadings }.map { offsetSum[$0] }.sorted()
+        let reference = known.isEmpty ? 0 : (known[(known.count - 1) / 2] + known[known.count / 2]) / 2
         for g in offsetSum.indices {
-            guard offsetCount[g] >= 50 else { gatewayOffsetDB[g] = 0; applied[g] = 0; continue }
-            let o = min(max(offsetSum[g] - mean, -Self.offsetLimitDB), Self.offsetLimitDB)
+            guard offsetCount[g] >= Self.offsetMinReadings else { gatewayOffsetDB[g] = 0; applied[g] = 0; continue }
+            let o = min(max(offsetSum[g] - reference, -Self.offsetLimitDB), Self.offsetLimitDB)
             gatewayOffsetDB[g] = o
             // The correction added to its readings: a gateway reading hot is turned down.
             let beyond = max(0, abs(o) - Self.offsetDeadZoneDB)
             applied[g] = Float(o < 0 ? beyond : -beyond)
         }
     }
+
+    /// Readings a gateway's offset needs before it counts (and is applied).
+    static let offsetMinReadings = 50.0
+
+    /// The gateway's learned offset (before the dead zone), 0 while it has too few readings.
+    @inline(__always)
+    func currentOffset(_ g: Int) -> Double { offsetCount[g] >= Self.offsetMinReadings ? gatewayOffsetDB[g] : 0 }
 
     /// The correction (dB) the engine adds to gateway `g`'s readings on top of its site offset.
     @inline(__always)
