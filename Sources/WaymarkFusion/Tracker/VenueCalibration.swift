@@ -144,17 +144,6 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
         let G = tables.gatewayCount
         guard readings.count >= 2 else { return }
-        var mx = 0.0, mz = 0.0, my = 0.0
-        for h in readings {
-            let g = h.gateway, rssi = h.sum / h.count
-            mx += Double(tables.logDistance[r * G + Int(g)])
-            mz -= Double(tables.otherRoom[r * G + Int(g)])
-            my += Double(rssi)
-        }
-        let k = Double(readings.count)
-        mx /= k; mz /= k; my /= k
-        let decay = max(0, 1 - k / Self.regressionMemory)
-        sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay
         // The gateways' offsets are fitted jointly with each second's level (alternating least
         // squares, one step a second): the level a gateway is measured against is the mean of the
         // second's readings with every gateway's current offset estimate taken out. Measured
@@ -164,12 +153,19 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         // Kolakowski flat a gateway shifted by ±8 dB was learned at 0.73 of its shift, now 0.88
         // (`tools/robustness/offsets.py`).
         let base = measuredPower + powerCorrectionDB
-        var levelSum = 0.0
+        var mx = 0.0, mz = 0.0, my = 0.0, levelSum = 0.0
         for h in readings {
-            let g = Int(h.gateway)
-            levelSum += Double(h.sum / h.count) - base - pathLossExponent * Double(tables.logDistance[r * G + g])
-                + roomLossDB * Double(tables.otherRoom[r * G + g]) - currentOffset(g)
+            let g = Int(h.gateway), rssi = Double(h.sum / h.count)
+            let x = Double(tables.logDistance[r * G + g]), z = Double(tables.otherRoom[r * G + g])
+            mx += x
+            mz -= z
+            my += rssi
+            levelSum += rssi - base - pathLossExponent * x + roomLossDB * z - currentOffset(g)
         }
+        let k = Double(readings.count)
+        mx /= k; mz /= k; my /= k
+        let decay = max(0, 1 - k / Self.regressionMemory)
+        sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay
         let level = base + levelSum / k
         for h in readings {
             let g = h.gateway, rssi = h.sum / h.count
@@ -218,7 +214,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     }
 
     /// Readings a gateway's offset needs before it counts (and is applied).
-    static let offsetMinReadings = 50.0
+    public static let offsetMinReadings = 50.0
 
     /// The gateway's learned offset (before the dead zone), 0 while it has too few readings.
     @inline(__always)

@@ -65,7 +65,7 @@ extension SiteCommand {
             let corrections = c.appliedCorrectionsDB
             for (g, gw) in site.gateways.enumerated() {
                 let n = Int(c.gatewayReadings[g])
-                let dev = n >= 50 ? "\(f(c.gatewayOffsetDB[g])) dB \(se(u.gatewayDB[g]))" : "(too few readings)"
+                let dev = Double(n) >= VenueCalibration.offsetMinReadings ? "\(f(c.gatewayOffsetDB[g])) dB \(se(u.gatewayDB[g]))" : "(too few readings)"
                 let applied = corrections[g] != 0 ? f(corrections[g]) + " dB" : "–"
                 let reliability = c.receptionOpportunities(gateway: g) >= 200
                     ? "\(Int((c.gatewayReliability[g] * 100).rounded())) %" : "(too few seconds)"
