@@ -4,7 +4,8 @@
 The accuracy suite scores the engine on the recordings as they are. A venue we have never seen
 differs from them in ways we can name: a gateway that reads hotter or colder than its neighbours
 (another radio, a metal case), a gateway that is dead, tags that advertise less often or gateways
-that miss adverts, noisier radio, a different overall level, a site file drawn less exactly
+that miss adverts, noisier radio, a different overall level, gateway clocks a second or two apart
+(within the aggregator's clock tolerance), a site file drawn less exactly
 (gateways or regions a metre or two off, radii drawn smaller or larger; python3-yaml). This
 script applies each of those to
 a real recording, runs the built `waymark replay` with the site's geometry and default fusion
@@ -37,6 +38,10 @@ EXTRA_NOISE_DB = 4.0    # added to every reading (σ), on top of the recording's
 # default measured power (−59 dBm at 1 m): −30 dB is a venue 13 dB below it, +20 one 37 dB above.
 LEVEL_SHIFTS_DB = (-10.0, -30.0, 20.0)
 EARLY_S = 600.0         # "while learning": the first ten minutes of a recording
+# Each gateway's clock off by a random amount up to this (seconds, uniform, one seed each): the
+# aggregator corrects only offsets beyond `clock.tolerance_s` (2 s), so a gateway's readings may
+# carry times up to 2 s off the others' (docs/aggregator.md, "Clocks").
+CLOCK_SKEWS_S = ((1.0, 4), (2.0, 5))
 
 
 def read_jsonl(path):
@@ -67,6 +72,12 @@ def perturbations(rows):
     yield f"noise +{EXTRA_NOISE_DB:.0f} dB σ", [dict(r, rssi=min(0.0, round(r["rssi"] + rng.gauss(0, EXTRA_NOISE_DB), 1))) for r in rows]
     for shift in LEVEL_SHIFTS_DB:
         yield f"every reading {shift:+.0f} dB", [dict(r, rssi=min(0.0, r["rssi"] + shift)) for r in rows]
+    for skew, seed in CLOCK_SKEWS_S:
+        rng = random.Random(seed)
+        off = {g: rng.uniform(-skew, skew) for g in gateways}
+        # In time order, as the aggregator's reorder stage hands them to the engine.
+        skewed = sorted((dict(r, t=round(r["t"] + off[r["gateway"]], 3)) for r in rows), key=lambda r: r["t"])
+        yield f"clocks off up to ±{skew:.0f} s", skewed
 
 
 def site_perturbations(site_path, out):
