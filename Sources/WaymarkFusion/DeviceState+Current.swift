@@ -92,7 +92,7 @@ extension DeviceState {
         newLinks.reserveCapacity(target.count)
         for r in target {
             newSlots.append(slotIndex(of: r).map { slots[$0] } ?? Slot(region: r, lastQualifying: t))
-            for g in ctx.regionGateways[Int(r)] where !newLinks.contains(where: { $0.gateway == g }) {
+            for g in ctx.regionListeners[Int(r)] where !newLinks.contains(where: { $0.gateway == g }) {
                 newLinks.append(linkIndex(of: g).map { links[$0] } ?? Link(gateway: g))
             }
         }

@@ -9,6 +9,11 @@ final class FusionContext: Sendable {
     let pathLoss: PathLoss
     let regionIDs: [String]
     let regionGateways: [[Int32]]
+    /// For each region, the gateways a device monitoring it listens to (its `links`): the
+    /// region's own gateways, and every gateway that anchors no region and has this region as its
+    /// nearest on its floor (`Site.unanchoredGatewayRegions`). Core Location's region state
+    /// (inside, distance, proximity) comes from `regionGateways` alone.
+    let regionListeners: [[Int32]]
     let regionRadius: [Double]
     /// The radius within which a sighting re-arms an inside region's exit timer (`exit_margin_db`).
     let stayRadius: [Double]
@@ -37,6 +42,7 @@ final class FusionContext: Sendable {
         pathLoss = .init(exponent: p.pathLossExponent, immediateM: p.immediateM, nearM: p.nearM)
         regionIDs = site.regions.map(\.id)
         regionGateways = site.regions.map { r in r.gateways.compactMap { site.gatewayIndex($0).map(Int32.init) } }
+        regionListeners = Self.listeningGateways(site: site, anchors: regionGateways)
         regionRadius = site.regions.map(\.radiusM)
         let shrink = pow10(-p.exitMarginDB / (10 * p.pathLossExponent))
         stayRadius = site.regions.map { $0.radiusM * shrink }
@@ -60,6 +66,15 @@ final class FusionContext: Sendable {
     }
 
     func isAdjacent(_ a: Int32, _ b: Int32) -> Bool { graph.areAdjacent(Int(a), Int(b)) }
+
+    /// Each region's anchors, followed by the gateways that anchor no region and hang nearest to it
+    /// (`Site.unanchoredGatewayRegions`): a device monitoring the region listens to them, so their
+    /// silences are evidence too.
+    static func listeningGateways(site: Site, anchors: [[Int32]]) -> [[Int32]] {
+        var listeners = anchors
+        for (g, r, _) in site.unanchoredGatewayRegions() { listeners[r].append(Int32(g)) }
+        return listeners
+    }
 
     /// Region `r` and its nearest regions by shortest-path length in the beacon graph, `size` in
     /// all. When the graph is split (`waymark site check` warns) and `r`'s part holds fewer than

@@ -132,6 +132,25 @@ import WaymarkCore
         #expect(warnings.first?.message.contains("split into 2 parts") == true)
     }
 
+    @Test func aGatewayInsideARegionThatNoRegionListsIsAWarning() throws {
+        // A second gateway in hall A (6-m radius around the gateway at 8, 12), listed nowhere, and
+        // one in no region's disc (a corridor): only the first is worth a word.
+        let yaml = Self.exampleYAML.replacingOccurrences(of: "  - id: gw-hall-a\n    position: [8.0, 12.0]\n", with: """
+          - id: gw-hall-a
+            position: [8.0, 12.0]
+          - id: gw-hall-a-east
+            position: [11.0, 13.0]
+          - id: gw-corridor
+            position: [30.0, 30.0]
+
+        """)
+        let (site, warnings) = try SiteLoader.parse(yaml: yaml)
+        #expect(site.gateways.count == 5)
+        #expect(warnings.map(\.path) == ["gateways[3]"])
+        #expect(warnings.first?.message.contains("gateway 'gw-hall-a-east' anchors no region but lies within region 'hall-a'") == true)
+        #expect(warnings.first?.message.contains("add it to the gateways of region 'hall-a'") == true)
+    }
+
     @Test func monitoredSetTiesAreDeterministic() throws {
         // A star: hub with 4 spokes of equal length; the set of size 3 takes the lowest indices.
         let yaml = """

@@ -84,8 +84,9 @@ def site_perturbations(site_path, out):
     """(name, site file) for every perturbation of the site file's geometry, written to `out`: a
     site file drawn by hand is off too. Gateways a metre or two from where the file puts them (a
     tape measure, a ceiling mount moved), region centres a metre off, radii drawn 30 % smaller or
-    50 % larger, and the gateways listed in another order (which must change nothing but the order
-    of lines of one moment)."""
+    50 % larger, the gateways listed in another order (which must change nothing but the order
+    of lines of one moment), and each region listing only its nearest gateway (a gateway left
+    out of the room it hangs in)."""
     import math
     import yaml
     with open(site_path) as f:
@@ -115,6 +116,14 @@ def site_perturbations(site_path, out):
     yield variant("region radii x0.7", radii(0.7))
     yield variant("region radii x1.5", radii(1.5))
     yield variant("gateways listed in reverse", lambda site: site.update(gateways=list(reversed(site["gateways"]))))
+
+    def nearest_only(site):
+        # Each region lists only the gateway nearest its centre: a room with two gateways of which
+        # the file names one (the flat's living room has anchors 1 and 4).
+        where = {g["id"]: g["position"] for g in site["gateways"]}
+        for r in site["regions"]:
+            r["gateways"] = [min(where, key=lambda g: math.dist(where[g][:2], r["position"][:2]))]
+    yield variant("regions list only their nearest gateway", nearest_only)
 
 
 def exact_by_period(truth_path, output_path, split):

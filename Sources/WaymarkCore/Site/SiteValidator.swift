@@ -182,6 +182,16 @@ public enum SiteValidator {
             }
         }
 
+        // a gateway inside a region's disc that no region lists (a warning: the radio model places
+        // it there, Core Location's region state does not use it)
+        if diags.allSatisfy({ $0.severity != .error }) {
+            for (g, r, within) in site.unanchoredGatewayRegions() where within {
+                warning("gateways[\(g)]", "gateway '\(gateways[g].id)' anchors no region but lies within region '\(regions[r].id)'; "
+                    + "the tracker takes it as hanging in that room, but the region's inside / outside state does not use it — "
+                    + "add it to the gateways of region '\(regions[r].id)' if it hangs there")
+            }
+        }
+
         if diags.contains(where: { $0.severity == .error }) { throw SiteError(diags) }
         return (site, diags)
     }

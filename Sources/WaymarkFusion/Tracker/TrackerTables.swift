@@ -15,7 +15,9 @@ struct TrackerTables: Sendable {
     /// Region-major (r · gatewayCount + g): −10·log10 of the typical distance (see `EvidenceModel`).
     let logDistance: [Float]
     /// Region-major: 1 when gateway g is not in region r's room (a gateway on another floor never
-    /// is), else 0. The room loss W that multiplies it is learned (`VenueCalibration`).
+    /// is; one that anchors no region is in the room of the nearest region if it lies within its
+    /// radius, `Site.gatewayHomeRegions`),
+    /// else 0. The room loss W that multiplies it is learned (`VenueCalibration`).
     let otherRoom: [Float]
     let evidence = EvidenceModel()
     let motion: MotionModel
@@ -31,8 +33,8 @@ struct TrackerTables: Sendable {
         var other = [Float](repeating: 1, count: site.regions.count * G)
         let h2 = EvidenceModel.antennaHeightM * EvidenceModel.antennaHeightM
         var roomGateways: [String: Set<Int>] = [:]
-        for region in site.regions {
-            for g in region.gateways.compactMap(site.gatewayIndex) { roomGateways["\(region.floor)/\(region.room)", default: []].insert(g) }
+        for (g, homes) in site.gatewayHomeRegions.enumerated() {
+            for r in homes { roomGateways["\(site.regions[r].floor)/\(site.regions[r].room)", default: []].insert(g) }
         }
         for (r, region) in site.regions.enumerated() {
             let spread2 = region.radiusM * region.radiusM / 2

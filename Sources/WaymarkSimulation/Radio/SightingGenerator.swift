@@ -74,9 +74,10 @@ public struct SightingGenerator: Sendable {
         shadowX = Array(repeating: 0, count: links)
         shadowY = Array(repeating: 0, count: links)
         let site = scenario.site
+        let homes = site.gatewayHomeRegions
         gatewayInRegion = site.gateways.indices.map { g in
             site.regions.indices.map { r in
-                site.regionsByGateway[g].contains { other in
+                homes[g].contains { other in
                     site.regions[other].room == site.regions[r].room && site.regions[other].floor == site.regions[r].floor
                 }
             }
