@@ -195,8 +195,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         let u = sxy + pn * exponentPrior, v = szy + pw * roomLossPrior
         let det = a * c - b * b
         if det > 0 {
-            pathLossExponent = min(max((c * u - b * v) / det, Self.exponentRange.lowerBound), Self.exponentRange.upperBound)
-            roomLossDB = min(max((a * v - b * u) / det, Self.roomLossRange.lowerBound), Self.roomLossRange.upperBound)
+            (pathLossExponent, roomLossDB) = Self.boundedFit(a: a, b: b, c: c, u: u, v: v, det: det)
         }
         // Relative to the median gateway: the venue's common level is the power correction's, and
         // one gateway far off must not move every other gateway's offset (the mean of six moved
@@ -211,6 +210,27 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
             let beyond = max(0, abs(o) - Self.offsetDeadZoneDB)
             applied[g] = Float(o < 0 ? beyond : -beyond)
         }
+    }
+
+    /// The least-squares exponent and room loss within their ranges, from the normal equations
+    /// [a b; b c]·(n, W) = (u, v) (a positive-definite system: the priors make it one): the free
+    /// solution when it lies within both ranges, else the best point on the ranges' boundary —
+    /// each of the four edges with the other value fitted given the bound and kept in its range.
+    /// Clamping each of the free values separately (as before) left the room loss fitted for an
+    /// exponent it does not have: where the readings fall off more slowly than the exponent's
+    /// lower bound allows, the room loss took up the difference (4.7 dB of walls learned in a
+    /// simulated open hall without any, 2.1 dB now; docs/accuracy.md).
+    static func boundedFit(a: Double, b: Double, c: Double, u: Double, v: Double, det: Double) -> (n: Double, w: Double) {
+        let ns = exponentRange, ws = roomLossRange
+        let n = (c * u - b * v) / det, w = (a * v - b * u) / det
+        if ns.contains(n) && ws.contains(w) { return (n, w) }
+        func clamp(_ x: Double, _ r: ClosedRange<Double>) -> Double { min(max(x, r.lowerBound), r.upperBound) }
+        // Twice the quadratic form's value, up to a constant: what the least-squares fit minimises.
+        func cost(_ n: Double, _ w: Double) -> Double { a * n * n + 2 * b * n * w + c * w * w - 2 * (u * n + v * w) }
+        var candidates: [(n: Double, w: Double)] = []
+        for nb in [ns.lowerBound, ns.upperBound] { candidates.append((nb, clamp((v - b * nb) / c, ws))) }
+        for wb in [ws.lowerBound, ws.upperBound] { candidates.append((clamp((u - b * wb) / a, ns), wb)) }
+        return candidates.min { cost($0.n, $0.w) < cost($1.n, $1.w) }!
     }
 
     /// Readings a gateway's offset needs before it counts (and is applied).
