@@ -14,10 +14,10 @@ struct TrackerTables: Sendable {
     let gatewayCount: Int
     /// Region-major (r · gatewayCount + g): −10·log10 of the typical distance (see `EvidenceModel`).
     let logDistance: [Float]
-    /// Region-major: 1 when gateway g is not in region r's room (a gateway on another floor never
-    /// is; one that anchors no region is in the room of the nearest region if it lies within its
-    /// radius, `Site.gatewayHomeRegions`),
-    /// else 0. The room loss W that multiplies it is learned (`VenueCalibration`).
+    /// Region-major: 1 when gateway g is not in region r's room, else 0. A gateway on another floor
+    /// never is; one that anchors no region is in the room of the nearest region if it lies within
+    /// that region's radius (`Site.gatewayHomeRegions`). The room loss W that multiplies it is
+    /// learned (`VenueCalibration`).
     let otherRoom: [Float]
     let evidence = EvidenceModel()
     let motion: MotionModel
