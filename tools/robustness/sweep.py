@@ -85,8 +85,8 @@ def site_perturbations(site_path, out):
     site file drawn by hand is off too. Gateways a metre or two from where the file puts them (a
     tape measure, a ceiling mount moved), region centres a metre off, radii drawn 30 % smaller or
     50 % larger, the gateways listed in another order (which must change nothing but the order
-    of lines of one moment), and each region listing only its nearest gateway (a gateway left
-    out of the room it hangs in)."""
+    of lines of one moment), each region listing only its nearest gateway (a gateway left out of
+    the room it hangs in), and regions without `position` or `radius_m` (the defaults)."""
     import math
     import yaml
     with open(site_path) as f:
@@ -124,6 +124,10 @@ def site_perturbations(site_path, out):
         for r in site["regions"]:
             r["gateways"] = [min(where, key=lambda g: math.dist(where[g][:2], r["position"][:2]))]
     yield variant("regions list only their nearest gateway", nearest_only)
+    # Keys a file drawn in a hurry leaves out: each region then sits at its gateways' mean position
+    # (on the flat, anchors on the walls) or has the default 3-m radius.
+    yield variant("regions without position (their gateways' mean)", lambda site: [r.pop("position", None) for r in site["regions"]])
+    yield variant("regions without radius_m (3 m)", lambda site: [r.pop("radius_m", None) for r in site["regions"]])
 
 
 def exact_by_period(truth_path, output_path, split):
