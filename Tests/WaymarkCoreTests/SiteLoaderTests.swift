@@ -151,6 +151,23 @@ import WaymarkCore
         #expect(warnings.first?.message.contains("add it to the gateways of region 'hall-a'") == true)
     }
 
+    @Test func aPlanInAnotherUnitThanMetresIsAWarning() throws {
+        // The example in centimetres: its gateways 800–1,200 apart.
+        var yaml = Self.exampleYAML
+        for (metres, centimetres) in [("[0.0, 0.0]", "[0, 0]"), ("[8.0, 0.0]", "[800, 0]"), ("[8.0, 12.0]", "[800, 1200]")] {
+            yaml = yaml.replacingOccurrences(of: "position: \(metres)", with: "position: \(centimetres)")
+        }
+        #expect(yaml != Self.exampleYAML)
+        let (site, warnings) = try SiteLoader.parse(yaml: yaml)
+        #expect(site.medianGatewaySpacing == 800)
+        #expect(warnings.map(\.path) == ["gateways"])
+        #expect(warnings.first?.message.contains("a median of 800 m from their nearest neighbour") == true)
+        // The same plan in metres: a median of 8 m, no word.
+        let (metres, none) = try SiteLoader.parse(yaml: Self.exampleYAML)
+        #expect(metres.medianGatewaySpacing == 8)
+        #expect(none.isEmpty)
+    }
+
     @Test func monitoredSetTiesAreDeterministic() throws {
         // A star: hub with 4 spokes of equal length; the set of size 3 takes the lowest indices.
         let yaml = """

@@ -5,10 +5,9 @@ The accuracy suite scores the engine on the recordings as they are. A venue we h
 differs from them in ways we can name: a gateway that reads hotter or colder than its neighbours
 (another radio, a metal case), a gateway that is dead, tags that advertise less often or gateways
 that miss adverts, noisier radio, a different overall level, gateway clocks a second or two apart
-(within the aggregator's clock tolerance), a site file drawn less exactly
-(gateways or regions a metre or two off, radii drawn smaller or larger; python3-yaml). This
-script applies each of those to
-a real recording, runs the built `waymark replay` with the site's geometry and default fusion
+(within the aggregator's clock tolerance), a site file drawn less exactly or otherwise
+(gateways or regions a metre or two off, radii drawn smaller or larger, edges, rooms, units and
+floors drawn otherwise; python3-yaml). This script applies each of those to a real recording, runs the built `waymark replay` with the site's geometry and default fusion
 parameters (as the suite does), scores it with `waymark evaluate` next to the naive rule, and
 prints one table row per perturbation.
 
@@ -22,13 +21,15 @@ then:
 
 Options: --waymark PATH (default .build/release/waymark), --work DIR (default .build/accuracy),
 --out DIR for the perturbed inputs and outputs (default <work>/robustness), --site FILE to run
-another site file than the flat's geometry (to compare a `fusion:` setting; not for tuning).
+another site file than the flat's geometry (to compare a `fusion:` setting; not for tuning),
+--only REGEX to run only the rows whose label matches (and "as recorded").
 """
 import argparse
 import bisect
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -86,7 +87,9 @@ def site_perturbations(site_path, out):
     tape measure, a ceiling mount moved), region centres a metre off, radii drawn 30 % smaller or
     50 % larger, the gateways listed in another order (which must change nothing but the order
     of lines of one moment), each region listing only its nearest gateway (a gateway left out of
-    the room it hangs in), and regions without `position` or `radius_m` (the defaults)."""
+    the room it hangs in), regions without `position` or `radius_m` (the defaults), the beacon
+    graph left out, split or complete, every region declared one room, the plan in feet or
+    centimetres, and a storey typed wrong."""
     import math
     import yaml
     with open(site_path) as f:
@@ -128,6 +131,33 @@ def site_perturbations(site_path, out):
     # (on the flat, anchors on the walls) or has the default 3-m radius.
     yield variant("regions without position (their gateways' mean)", lambda site: [r.pop("position", None) for r in site["regions"]])
     yield variant("regions without radius_m (3 m)", lambda site: [r.pop("radius_m", None) for r in site["regions"]])
+    # The graph drawn otherwise: left out (the key is optional), one edge forgotten, every pair of
+    # regions joined (a hurried "all adjacent").
+    yield variant("no edges", lambda site: site.pop("edges", None))
+    yield variant("one edge left out (hall - living)",
+                  lambda site: site.update(edges=[e for e in site["edges"] if sorted(e) != ["hall", "living"]]))
+    yield variant("every pair of regions an edge", lambda site: site.update(
+        edges=[[a["id"], b["id"]] for i, a in enumerate(site["regions"]) for b in site["regions"][i + 1:]]))
+    # Walls declared otherwise: every region in one room (an open plan that is not), and another
+    # unit (a floor plan's coordinates in feet or in centimetres).
+    yield variant("every region in one room", lambda site: [r.update(room="flat") for r in site["regions"]])
+
+    def scaled(factor):
+        def change(site):
+            for item in site["gateways"] + site["regions"]:
+                if "position" in item:
+                    item["position"] = [round(v * factor, 3) for v in item["position"][:2]] + item["position"][2:]
+            for r in site["regions"]:
+                if "radius_m" in r:
+                    r["radius_m"] = round(r["radius_m"] * factor, 3)
+        return change
+    yield variant("drawn in feet (x3.28)", scaled(3.2808))
+    # A storey typed wrong: one gateway on another floor (its region follows it unless it has a
+    # floor of its own), or one region on another floor than its gateway.
+    last = base["gateways"][-1]["id"]
+    yield variant(f"{last} on floor 1", lambda site: site["gateways"][-1].update(floor=1))
+    yield variant(f"region {base['regions'][-1]['id']} on floor 1", lambda site: site["regions"][-1].update(floor=1))
+    yield variant("drawn in centimetres (x100)", scaled(100.0))
 
 
 def exact_by_period(truth_path, output_path, split):
@@ -157,6 +187,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--site")
     ap.add_argument("--no-geometry", action="store_true", help="skip the rows that perturb the site file (they need PyYAML)")
+    ap.add_argument("--only", help="run only the rows whose label matches this regular expression (and 'as recorded')")
     args = ap.parse_args()
     out = args.out or os.path.join(args.work, "robustness")
     os.makedirs(out, exist_ok=True)
@@ -177,6 +208,8 @@ def main():
         if not args.no_geometry:
             runs += [(label, rows, path) for label, path in site_perturbations(site, out)]
         for i, (label, perturbed, site_file) in enumerate(runs):
+            if args.only and label != "as recorded" and not re.search(args.only, label):
+                continue
             stem = os.path.join(out, f"{name}.{i:02d}")
             write_jsonl(stem + ".sightings.jsonl", perturbed)
             with open(stem + ".replay.log", "w") as log:

@@ -32,3 +32,28 @@ extension Site {
         return homes
     }
 }
+
+extension Site {
+    /// The median, over gateways that share their floor with another, of the distance to the
+    /// nearest such gateway (in the site's units, metres by contract); nil when no floor has two.
+    /// A BLE gateway hears a tag about 10–30 m away indoors, so a median of hundreds is a plan
+    /// drawn in centimetres, feet or pixels (`SiteValidator`'s warning).
+    public var medianGatewaySpacing: Double? {
+        var nearest: [Double] = []
+        for (g, gateway) in gateways.enumerated() {
+            var best = Double.infinity
+            for (h, other) in gateways.enumerated() where h != g && other.floor == gateway.floor {
+                best = min(best, gateway.position.distance(to: other.position))
+            }
+            if best.isFinite { nearest.append(best) }
+        }
+        guard !nearest.isEmpty else { return nil }
+        nearest.sort()
+        let n = nearest.count
+        return n % 2 == 1 ? nearest[n / 2] : (nearest[n / 2 - 1] + nearest[n / 2]) / 2
+    }
+
+    /// Median nearest-gateway spacing above which `waymark site check` asks whether the positions
+    /// are in metres (`medianGatewaySpacing`).
+    public static let implausibleGatewaySpacingM = 100.0
+}

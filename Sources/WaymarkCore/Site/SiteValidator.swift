@@ -192,6 +192,15 @@ public enum SiteValidator {
             }
         }
 
+        // positions in another unit than metres (a warning: a sprawling venue is possible, but the
+        // distances, radii and proximity of every region would be off by the same factor)
+        if diags.allSatisfy({ $0.severity != .error }), let spacing = site.medianGatewaySpacing,
+           spacing > Site.implausibleGatewaySpacingM {
+            warning("gateways", "the gateways are a median of \(Int(spacing.rounded())) m from their nearest neighbour on the same floor, "
+                + "but a BLE gateway hears a tag only about 10–30 m away indoors; positions, radius_m and length_m are in metres — "
+                + "if the plan is in centimetres, feet or pixels, convert it")
+        }
+
         if diags.contains(where: { $0.severity == .error }) { throw SiteError(diags) }
         return (site, diags)
     }
