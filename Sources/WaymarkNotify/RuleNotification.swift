@@ -1,5 +1,5 @@
 public import WaymarkCore
-public import WaymarkJSON
+import WaymarkJSON
 
 /// One notification a rule sent: what `waymark replay` writes as a `type: notification` line, the
 /// aggregator stores in the `notifications` table and publishes on MQTT, and a webhook receives.

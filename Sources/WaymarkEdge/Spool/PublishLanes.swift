@@ -57,7 +57,7 @@ struct PublishLanes {
                               ackTopic: topics.ack(gateway, shard: shard)))
         }
         self.lanes = lanes
-        Self.storeCount(layout.count, in: base.directory)
+        try Self.storeCount(layout.count, in: base.directory)
     }
 
     static func directories(of layout: ShardLayout, in base: String) -> [String] {
@@ -72,12 +72,14 @@ struct PublishLanes {
         return n
     }
 
-    static func storeCount(_ n: Int, in dir: String) {
+    /// Records the shard count in `dir`. Unrecorded, a later start with another count would not
+    /// look for this layout's unacknowledged batches: the edge refuses to start instead.
+    static func storeCount(_ n: Int, in dir: String) throws(SpoolError) {
         let path = dir + "/" + layoutFile
         if n == 1 {
             try? FileManager.default.removeItem(atPath: path)
-        } else {
-            FileManager.default.createFile(atPath: path, contents: Data("\(n)\n".utf8))
+        } else if !FileManager.default.createFile(atPath: path, contents: Data("\(n)\n".utf8)) {
+            throw SpoolError.system("write", path)
         }
     }
 
