@@ -31,19 +31,20 @@ extension DeviceState {
         let model = ctx.tracker.evidence
         let gap = tracker.lastSecond == .min ? nil : Double(second - tracker.lastSecond)
         tracker.reserve(lag: ctx.tracker.lag)
-        // The second's vectors (prediction, likelihood, each region's fitted offset and fit) live
-        // in stack scratch: this runs for every device-second.
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * m) { scratch in
+        // The second's vectors (prediction and its staying part, likelihood, each region's fitted
+        // offset and fit) live in stack scratch: this runs for every device-second.
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 5 * m) { scratch in
             let prior = UnsafeMutableBufferPointer(rebasing: scratch[0..<m])
             let likelihood = UnsafeMutableBufferPointer(rebasing: scratch[m..<(2 * m)])
             let shifts = UnsafeMutableBufferPointer(rebasing: scratch[(2 * m)..<(3 * m)])
             let fits = UnsafeMutableBufferPointer(rebasing: scratch[(3 * m)..<(4 * m)])
+            let staying = UnsafeMutableBufferPointer(rebasing: scratch[(4 * m)..<(5 * m)])
             shifts.update(repeating: 0)
             fits.update(repeating: 0)
-            tracker.predict(transition: gap.map { transition(gap: $0, ctx) }, into: prior)
+            tracker.predict(moves: gap.map { transition(gap: $0, ctx) }, gap: Float(gap ?? 1), into: prior, stay: staying)
             evidence(power: power, at: closedAt, prior: UnsafeBufferPointer(prior), ctx, health, calibration,
                      shifts: shifts, fits: fits, into: likelihood)
-            tracker.close(likelihood: UnsafeBufferPointer(likelihood), prior: UnsafeBufferPointer(prior))
+            tracker.close(likelihood: UnsafeBufferPointer(likelihood), prior: UnsafeBufferPointer(prior), stay: UnsafeBufferPointer(staying))
             // Only a second the model explains well teaches: the tracker is sure of the region, the
             // device's level is within two spreads of the venue's (once the venue's level is known:
             // `VenueCalibration.levelGateDB`) and the typical reading within two sigmas of the model
@@ -195,7 +196,7 @@ extension DeviceState {
     /// Relative predicted probability below which a region's likelihood is not evaluated.
     static let beam: Float = 1e-4
 
-    /// The transition matrix over the current slots for a gap of `gap` seconds.
+    /// The move matrix (`MotionModel.matrix`) over the current slots for a gap of `gap` seconds.
     func transition(gap: Double, _ ctx: FusionContext) -> [Float] {
         Self.transition(gap: gap, over: slots, center: Self.setCenter(of: slots, ctx), ctx)
     }
@@ -223,7 +224,7 @@ extension DeviceState {
         return SetTopology.transposed(transition(gap: gap, over: slots, center: center, ctx), m: slots.count)
     }
 
-    /// The transition matrix over `slots` for a gap of `gap` seconds; `center` is their
+    /// The move matrix over `slots` for a gap of `gap` seconds; `center` is their
     /// `setCenter(of:_:)`.
     static func transition(gap: Double, over slots: [Slot], center: Int?, _ ctx: FusionContext) -> [Float] {
         let m = slots.count

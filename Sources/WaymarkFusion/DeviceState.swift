@@ -28,6 +28,12 @@ struct DeviceState: Sendable, Hashable, Codable {
     let id: DeviceID
     /// Current region (index into the site's regions), or -1.
     var current: Int32 = -1
+    /// The region that has led the smoothed probabilities since `challengerSince` without yet being
+    /// recorded (-1: none; `DeviceState.finalizeOldest`). For a device entering the venue (no
+    /// current region), the region leading its entry and `challengerSince` its first second in the
+    /// venue, while no region leads with the odds an entry needs. (Next to `current`: two 4-byte
+    /// fields side by side leave no padding in the state.)
+    var challenger: Int32 = -1
     /// When the current visit started.
     var visitEntered: Double = 0
     var slots: [Slot] = []
@@ -35,11 +41,6 @@ struct DeviceState: Sendable, Hashable, Codable {
     var links: [Link] = []
     /// The probabilistic tracker over the monitored set (its vectors follow `slots`).
     var tracker = RegionTracker()
-    /// The region that has led the smoothed probabilities since `challengerSince` without yet being
-    /// recorded (-1: none; `DeviceState.finalizeOldest`). For a device entering the venue (no
-    /// current region), the region leading its entry and `challengerSince` its first second in the
-    /// venue, while no region leads with the odds an entry needs.
-    var challenger: Int32 = -1
     var challengerSince: Double = 0
     /// The live region last published (-1: none) and its probability.
     var liveRegion: Int32 = -1

@@ -130,9 +130,11 @@ import WaymarkCore
         }
         let leaders = d.lives.map(\.region)
         let liveChanges = zip(leaders, leaders.dropFirst()).filter { $0 != $1 }.count
-        #expect(liveChanges >= 50, "the test needs a live region that hesitates (\(liveChanges) changes)")
-        // The record moves only at 2 : 1 odds (`DeviceState.switchOdds`): here 22 changes for the
-        // live region's 94; recording every change of the smoothed leader gave 62.
+        #expect(liveChanges >= 20, "the test needs a live region that hesitates (\(liveChanges) changes)")
+        // The record moves only at 2 : 1 odds (`DeviceState.switchOdds`) in the smoothed
+        // probabilities: here 7 changes for the live region's 29 (with one exponential dwell of
+        // 30 s instead of passing and staying phases, 22 for 94; recording every change of the
+        // smoothed leader gave 62).
         let recordedChanges = d.locations.count - 1
         #expect(recordedChanges * 3 < liveChanges, "\(recordedChanges) recorded changes for \(liveChanges) live ones")
     }

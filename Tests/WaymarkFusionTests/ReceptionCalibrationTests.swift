@@ -112,14 +112,15 @@ import WaymarkCore
 
 /// The engine with a gateway that reports its device in only some of the seconds.
 @Suite struct UnreliableReceptionTests {
-    /// A device standing 2 m from g0, 8 m from g1 and 18 m from g2. g0 reports it in 35 % of the
-    /// seconds; the others every second.
+    /// A device standing 2 m from g0, 8 m from g1 and 18 m from g2. g0 reports it in 20 % of the
+    /// seconds; the others every second. (At 35 % the two-phase dwell alone holds the device in r0
+    /// nearly all the time even with the reception model frozen: 2 moves in the last 20 minutes.)
     func run(fusion: String) throws -> Driver {
         var rng = SeededRandom(seed: 5)
         var d = Driver(try Venue.line(3, spacing: 10, radius: 3, fusion: fusion))
         d.run(for: 1800) { d in
             d.heartbeat()
-            if Double.random(in: 0..<1, using: &rng) < 0.35 { d.hear("g0", rssi: rssi(atDistance: 2) + rng.gaussian(sigma: 3)) }
+            if Double.random(in: 0..<1, using: &rng) < 0.2 { d.hear("g0", rssi: rssi(atDistance: 2) + rng.gaussian(sigma: 3)) }
             d.hear("g1", rssi: rssi(atDistance: 8) + rng.gaussian(sigma: 3))
             d.hear("g2", rssi: rssi(atDistance: 18) + rng.gaussian(sigma: 3))
         }
@@ -130,7 +131,7 @@ import WaymarkCore
         let learned = try run(fusion: "")
         let g0 = try #require(learned.site.gatewayIndex("g0")), g1 = try #require(learned.site.gatewayIndex("g1"))
         let reliability = learned.engine.calibration.gatewayReliability
-        // (pooled towards the venue's: 35 % of its seconds weigh against the others' 100 %)
+        // (pooled towards the venue's: 20 % of its seconds weigh against the others' 100 %)
         #expect(reliability[g0] < 0.65, "g0 reliability \(reliability[g0])")
         #expect(reliability[g1] > 0.85, "g1 reliability \(reliability[g1])")
         // After the first ten minutes (learning), the device stays in r0.
@@ -139,7 +140,8 @@ import WaymarkCore
         // With the model frozen at its default (self-calibration off), the same silences push it
         // to r1 again and again.
         let frozen = try run(fusion: "self_calibration: false")
-        #expect(frozen.locations.filter { $0.t > 1_600 }.count > late.count + 2)
+        let learnedMoves = learned.locations.filter { $0.t > 1_600 }.count, frozenMoves = frozen.locations.filter { $0.t > 1_600 }.count
+        #expect(frozenMoves > learnedMoves + 2, "\(frozenMoves) moves frozen, \(learnedMoves) learned")
     }
 }
 

@@ -11,18 +11,16 @@ import Darwin
 /// How a device moves between the regions of its monitored set from one second to the next (the
 /// tracker's transition model, docs/fusion.md "Movement").
 ///
-/// In `Δ` seconds a device leaves its region with probability `1 − exp(−Δ/typicalDwellS)`. Where
-/// it goes: each region adjacent in the beacon graph with the same weight (crossing into the
-/// next region's area takes no time from the boundary); a region further along the graph only if
-/// walking through the regions in between fits in `Δ`, with weight `exp(−T / (v·Δ))` where `T` is
-/// the length walked through them (the shortest path, less half of its first and last edges) and
-/// `v` the walking speed; a region not connected to it at all almost never (`jumpWeight`). So
-/// after a second only neighbours are plausible, after half a minute of silence anywhere a person
-/// could have walked to.
+/// *When* it leaves its region: a visit is either a pass (a few seconds) or a stay (minutes), so
+/// the chance of leaving falls with the time already spent (`Dwell`: each region has a passing and
+/// a staying phase). *Where* it goes (`matrix`): each region adjacent in the beacon graph with the
+/// same weight (crossing into the next region's area takes no time from the boundary); a region
+/// further along the graph only if walking through the regions in between fits in the gap `Δ`, with
+/// weight `exp(−T / (v·Δ))` where `T` is the length walked through them (the shortest path, less
+/// half of its first and last edges) and `v` the walking speed; a region not connected to it at
+/// all almost never (`jumpWeight`). So after a second only neighbours are plausible, after half a
+/// minute of silence anywhere a person could have walked to.
 struct MotionModel: Sendable {
-    /// How long a device typically stays in one region before moving on (s). Only its order of
-    /// magnitude matters (it sets what a change of region costs against the evidence).
-    static let typicalDwellS = 30.0
     /// Weight of a move to a region with no path from the current one (a re-acquisition elsewhere
     /// is the normal way to get there).
     static let jumpWeight = 1e-6
@@ -36,12 +34,13 @@ struct MotionModel: Sendable {
 
     let walkingSpeed: Double
 
-    /// The row-stochastic transition matrix over `set` (m × m, row = from) for a gap of `gap`
-    /// seconds, given the set's traversal lengths (m × m, `.infinity` where unconnected, 0 on the
-    /// diagonal and between neighbours) and adjacency.
+    /// Where a device that leaves a region goes, for a gap of `gap` seconds: the row-stochastic
+    /// m × m matrix over `set` (row = from) with 0 on the diagonal, or a row with 1 on the
+    /// diagonal for a region it cannot leave within the set (a set of one). Given the set's
+    /// traversal lengths (m × m, `.infinity` where unconnected, 0 on the diagonal and between
+    /// neighbours) and adjacency.
     func matrix(gap: Double, traversal: [Float], adjacent: [Bool], degree: [Float], m: Int, unlinked: [Float]? = nil) -> [Float] {
         let dt = min(max(gap, 1), Self.maxGapS)
-        let stay = exp(-dt / Self.typicalDwellS)
         let reach = walkingSpeed * dt
         var out = [Float](repeating: 0, count: m * m)
         var w = [Double](repeating: 0, count: m)
@@ -62,11 +61,43 @@ struct MotionModel: Sendable {
                 w[j] = v
                 total += v
             }
-            out[i * m + i] = Float(m == 1 ? 1 : stay)
             guard m > 1, total > 0 else { out[i * m + i] = 1; continue }
-            for j in 0..<m where j != i { out[i * m + j] = Float((1 - stay) * w[j] / total) }
+            for j in 0..<m where j != i { out[i * m + j] = Float(w[j] / total) }
         }
         return out
+    }
+
+    /// How long a device stays in a region (a phase-type duration, docs/fusion.md "Movement"). A
+    /// device that has just arrived is *passing*: it leaves again at a rate of one per `passS`
+    /// seconds, or settles — becomes *staying* — at one per `settleS`; a staying device leaves at
+    /// one per `stayS`. So one arrival in three becomes a stay, after about 7 s, and a stay lasts
+    /// about two minutes: most visits are passes of seconds, a few last minutes, as visits do
+    /// (docs/accuracy.md, "A two-phase dwell"). A device that leaves arrives passing. These are
+    /// what people do, not a fit to one venue: the filter needs their order of magnitude (what a
+    /// change of region costs against the evidence, early in a visit and late).
+    enum Dwell {
+        static let passS: Float = 10
+        static let settleS: Float = 20
+        static let stayS: Float = 120
+
+        /// What happens in a gap of `gap` seconds (at least 1, at most `maxGapS`): a passing
+        /// device stays passing (`keep`), leaves (`leavePass`) or settles (`settle`), the three
+        /// summing to 1 (competing rates; a move and a second change within one gap are left
+        /// out); a staying device leaves with `leaveStay`.
+        static func rates(gap: Float) -> Rates {
+            let d = min(max(gap, 1), Float(MotionModel.maxGapS))
+            let leave = 1 / passS, settle = 1 / settleS, total = leave + settle
+            let keep = expf(-total * d)
+            return Rates(keep: keep, leavePass: leave / total * (1 - keep), settle: settle / total * (1 - keep),
+                         leaveStay: 1 - expf(-d / stayS))
+        }
+
+        struct Rates: Equatable {
+            var keep: Float
+            var leavePass: Float
+            var settle: Float
+            var leaveStay: Float
+        }
     }
 }
 
@@ -81,7 +112,8 @@ struct SetTopology: Sendable {
     var unlinked: [Float]
     /// Each member's number of neighbours in the whole graph (at least 1).
     var degree: [Float]
-    /// The transition matrix for one second, and transposed (`RegionTracker.finalizeOldest`).
+    /// The move matrix (`MotionModel.matrix`) for one second, and transposed
+    /// (`RegionTracker.finalizeOldest`).
     var oneSecond: [Float]
     var oneSecondTransposed: [Float]
 

@@ -7,7 +7,9 @@ import Darwin
 #endif
 
 /// The probabilistic current-region tracker of one device (docs/fusion.md): a hidden Markov model
-/// over the regions of the device's monitored set, in steps of one second of evidence time.
+/// over the regions of the device's monitored set, in steps of one second of evidence time. Each
+/// region has two hidden phases, passing and staying (`MotionModel.Dwell`); the vectors hold each
+/// region's probability (both phases), and `phases` the staying part of it.
 ///
 /// Readings are gathered per second (`add`); when a later second begins the second is closed:
 /// its likelihood per region (`EvidenceModel`), a forward-filter step through the movement model
@@ -48,10 +50,17 @@ struct RegionTracker: Sendable, Hashable, Codable {
     var times: [Double] = []
     var costs: [UInt8] = []
     var held = 0
-    /// Pending seconds, oldest first: gap (s) since the second before it, and the filtered
-    /// probabilities (m each).
-    var pendingGap: [Float] = []
+    /// Pending seconds, oldest first: the filtered probabilities (m each).
     var pendingAlpha: [Float] = []
+    /// Rows of m + 1 bytes, one for each pending second (oldest first), or one when none is
+    /// pending: the gap in seconds since the second before it (`gapCap` for any longer), then each
+    /// region's share of its probability in which the device is staying rather than passing
+    /// through (`MotionModel.Dwell`), in 255ths. The last row's shares are `alpha`'s (the newest
+    /// pending second's filtered probabilities are `alpha`). Bytes, in one array, because
+    /// per-device memory is part of the engine's budget: the share moves by a few hundredths a
+    /// second and is read back to 1/510, and every gap beyond 120 s means the same to the motion
+    /// model.
+    var phases: [UInt8] = []
 
     var stateCount: Int { alpha.count }
     var hasOpenSecond: Bool { openSecond != .min }
@@ -67,8 +76,22 @@ struct RegionTracker: Sendable, Hashable, Codable {
     var isConsistent: Bool {
         let m = alpha.count
         return held >= 0 && held <= times.count && costs.count == times.count * m
-            && pendingAlpha.count == pendingCount * m && pendingGap.count == pendingCount
+            && pendingAlpha.count == pendingCount * m && phases.count == max(pendingCount, 1) * (m + 1)
     }
+
+    /// Pending second `p`'s gap (s) since the second before it, up to `gapCap`.
+    func pendingGap(_ p: Int) -> Float { Float(phases[p * (alpha.count + 1)]) }
+
+    /// Of state `k`'s probability in `alpha`, the share in which the device is staying.
+    func stayShare(_ k: Int) -> Float {
+        let m = alpha.count
+        guard phases.count >= m + 1 else { return 0 }
+        return Self.share(phases[phases.count - m + k])
+    }
+
+    /// Gaps are stored up to this many seconds (`phases`); the motion model treats every gap
+    /// beyond `MotionModel.maxGapS` as that long.
+    static let gapCap = 255
 
     /// Pending second `p`'s likelihood of state `k` as the backward pass reads it.
     func pendingLikelihood(_ p: Int, _ k: Int) -> Float { Self.likelihoodOfCost[Int(costs[(held + p) * alpha.count + k])] }
@@ -98,21 +121,29 @@ struct RegionTracker: Sendable, Hashable, Codable {
         heard.sort { $0.gateway < $1.gateway }
     }
 
-    /// Starts over with `m` states, all probability on `state` (or spread evenly when nil).
+    /// Starts over with `m` states, all probability on `state` (or spread evenly when nil), the
+    /// device passing.
     mutating func reset(states m: Int, on state: Int?) {
         alpha = [Float](repeating: state == nil ? 1 / Float(max(m, 1)) : 0, count: m)
         if let state, state < m { alpha[state] = 1 }
+        phases = [UInt8](repeating: 0, count: m + 1)
         times.removeAll(); costs.removeAll(); held = 0
-        pendingGap.removeAll(); pendingAlpha.removeAll()
+        pendingAlpha.removeAll()
         lastSecond = .min
     }
 
     /// Follows a new monitored set: `map[i]` is the old index of new state i, or nil for a region
-    /// that just joined (it gets a small share now and, in the held and pending seconds, the least
-    /// likely region's likelihood: no evidence was weighed for it).
+    /// that just joined (it gets a small share now, passing, and, in the held and pending seconds,
+    /// the least likely region's likelihood: no evidence was weighed for it).
     mutating func remap(_ map: [Int?]) {
         let m = map.count, old = alpha.count
         guard old > 0 else { reset(states: m, on: nil); return }
+        let rowCount = max(pendingCount, 1)
+        if phases.count != rowCount * (old + 1) {
+            // A tracker restored without its phases: every region passing, every gap a second.
+            phases = [UInt8](repeating: 0, count: rowCount * (old + 1))
+            for r in 0..<rowCount { phases[r * (old + 1)] = 1 }
+        }
         let fresh: Float = 1e-3
         var a = [Float](repeating: 0, count: m)
         for (i, o) in map.enumerated() { a[i] = o.map { alpha[$0] } ?? fresh }
@@ -125,6 +156,13 @@ struct RegionTracker: Sendable, Hashable, Codable {
             if s > 0 { for i in 0..<m { pa[p * m + i] /= s } }
         }
         pendingAlpha = pa
+        // Shares are of each region's own probability: renormalising leaves them as they are.
+        var rowsOut = [UInt8](repeating: 0, count: rowCount * (m + 1))
+        for r in 0..<rowCount {
+            rowsOut[r * (m + 1)] = phases[r * (old + 1)]
+            for (i, o) in map.enumerated() { rowsOut[r * (m + 1) + 1 + i] = o.map { phases[r * (old + 1) + 1 + $0] } ?? 0 }
+        }
+        phases = rowsOut
         var cost = [UInt8](repeating: 0, count: rows * m)
         for r in 0..<rows {
             let worst = costs[(r * old)..<((r + 1) * old)].max() ?? 0
@@ -137,8 +175,8 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// they never grow by doubling (per-device memory is part of the engine's budget).
     mutating func reserve(lag: Int) {
         let m = alpha.count, n = lag + 1, rows = n + Self.pastCount(lag: lag)
-        if pendingGap.capacity < n { pendingGap.reserveCapacity(n) }
         if pendingAlpha.capacity < n * m { pendingAlpha.reserveCapacity(n * m) }
+        if phases.capacity < n * (m + 1) { phases.reserveCapacity(n * (m + 1)) }
         if times.capacity < rows { times.reserveCapacity(rows) }
         if costs.capacity < rows * m { costs.reserveCapacity(rows * m) }
     }
@@ -175,46 +213,69 @@ struct RegionTracker: Sendable, Hashable, Codable {
         return sum >= best ? firstLed : bestSecond
     }
 
-    /// The prediction for the open second: the filtered probabilities carried through the
-    /// transition matrix for the gap (nil: the first second, `alpha` as it stands).
-    func predict(transition: [Float]?) -> [Float] {
-        var a = [Float](repeating: 0, count: alpha.count)
-        a.withUnsafeMutableBufferPointer { predict(transition: transition, into: $0) }
-        return a
+    /// The prediction for the open second, each region's probability and its staying part: the
+    /// filtered probabilities carried through the movement model (`MotionModel`) for a gap of
+    /// `gap` seconds, `moves` being where a leaving device goes (`MotionModel.matrix`; nil: the
+    /// first second, `alpha` as it stands).
+    func predict(moves: [Float]?, gap: Float = 1) -> (prior: [Float], stay: [Float]) {
+        var a = [Float](repeating: 0, count: alpha.count), st = a
+        a.withUnsafeMutableBufferPointer { p in st.withUnsafeMutableBufferPointer { predict(moves: moves, gap: gap, into: p, stay: $0) } }
+        return (a, st)
     }
 
-    /// `predict(transition:)` into `out` (`stateCount` entries), without allocating: the engine
-    /// calls it for every device-second with stack scratch (`DeviceState.closeSecond`).
-    func predict(transition: [Float]?, into out: UnsafeMutableBufferPointer<Float>) {
+    /// `predict(moves:gap:)` into `out` and `stay` (`stateCount` entries each), without allocating
+    /// on the heap: the engine calls it for every device-second with stack scratch
+    /// (`DeviceState.closeSecond`). Passing mass keeps, leaves or settles, staying mass keeps or
+    /// leaves (`MotionModel.Dwell.rates`); what leaves region i goes to j with `moves[i][j]` and
+    /// arrives passing.
+    func predict(moves: [Float]?, gap: Float, into out: UnsafeMutableBufferPointer<Float>, stay: UnsafeMutableBufferPointer<Float>) {
         let m = alpha.count
-        alpha.withUnsafeBufferPointer { from in
-            guard let transition else {
-                for j in 0..<m { out[j] = from[j] }
-                return
+        let phased = phases.count > m, current = phases.count - m
+        guard let moves else {
+            for j in 0..<m { out[j] = alpha[j]; stay[j] = phased ? alpha[j] * Self.share(phases[current + j]) : 0 }
+            return
+        }
+        let rates = MotionModel.Dwell.rates(gap: gap)
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: m) { leaving in
+            // What leaves each region, and (in `out`) where it arrives.
+            for i in 0..<m {
+                let st = phased ? alpha[i] * Self.share(phases[current + i]) : 0, passing = alpha[i] - st
+                leaving[i] = passing * rates.leavePass + st * rates.leaveStay
             }
-            transition.withUnsafeBufferPointer { t in
-                Self.weightedRowSum(from.baseAddress!, rows: t.baseAddress!, count: m, positiveOnly: true, into: out.baseAddress!)
+            moves.withUnsafeBufferPointer { t in
+                Self.weightedRowSum(leaving.baseAddress!, rows: t.baseAddress!, count: m, positiveOnly: true, into: out.baseAddress!)
+            }
+            for j in 0..<m {
+                let st = phased ? alpha[j] * Self.share(phases[current + j]) : 0, passing = alpha[j] - st
+                let staying = st * (1 - rates.leaveStay) + passing * rates.settle
+                out[j] += passing * rates.keep + staying
+                stay[j] = staying
             }
         }
     }
 
-    /// Closes the open second given its likelihood per state and the transition matrix for the
-    /// gap since the last closed second (nil: first second, the prior is `alpha` as it stands).
-    mutating func close(likelihood: [Float], transition: [Float]?) {
-        close(likelihood: likelihood, prior: predict(transition: transition))
+    /// Closes the open second given its likelihood per state and the move matrix for the gap since
+    /// the last closed second (nil: first second, the prior is `alpha` as it stands).
+    mutating func close(likelihood: [Float], moves: [Float]?) {
+        let gap = lastSecond == .min || openSecond == .min ? 1 : Float(openSecond - lastSecond)
+        let (prior, stay) = predict(moves: moves, gap: gap)
+        close(likelihood: likelihood, prior: prior, stay: stay)
     }
 
     /// Closes the open second given its likelihood per state and its prediction (`predict`). The
     /// second's readings stay in `heard` until the caller clears them.
-    mutating func close(likelihood: [Float], prior: [Float]) {
-        likelihood.withUnsafeBufferPointer { l in prior.withUnsafeBufferPointer { p in close(likelihood: l, prior: p) } }
+    mutating func close(likelihood: [Float], prior: [Float], stay: [Float]) {
+        likelihood.withUnsafeBufferPointer { l in prior.withUnsafeBufferPointer { p in stay.withUnsafeBufferPointer { s in
+            close(likelihood: l, prior: p, stay: s)
+        } } }
     }
 
-    /// `close(likelihood:prior:)` over buffers of `stateCount` entries, without allocating: the
-    /// filter step is done in `alpha`'s own storage, alpha[j] = prior[j]·likelihood[j] / Σ, the sum
-    /// taken in index order from 0 as `reduce(0, +)` does, so the result is bit for bit that of
-    /// multiplying a copy of the prior and normalising it (`TrackerModelTests`).
-    mutating func close(likelihood: UnsafeBufferPointer<Float>, prior: UnsafeBufferPointer<Float>) {
+    /// `close(likelihood:prior:stay:)` over buffers of `stateCount` entries, without allocating:
+    /// the filter step is done in `alpha`'s own storage, alpha[j] = prior[j]·likelihood[j] / Σ, the
+    /// sum taken in index order from 0 as `reduce(0, +)` does, so the result is bit for bit that of
+    /// multiplying a copy of the prior and normalising it (`TrackerModelTests`); the staying part
+    /// likewise (both phases of a region have its likelihood).
+    mutating func close(likelihood: UnsafeBufferPointer<Float>, prior: UnsafeBufferPointer<Float>, stay: UnsafeBufferPointer<Float>) {
         let m = alpha.count
         var sum: Float = 0
         alpha.withUnsafeMutableBufferPointer { a in
@@ -222,10 +283,24 @@ struct RegionTracker: Sendable, Hashable, Codable {
             for j in 0..<m { sum += a[j] }
             if sum > 0 && sum.isFinite { for j in 0..<m { a[j] /= sum } }
         }
-        // Evidence that contradicts every state (sum 0 after underflow): trust the evidence.
-        if !(sum > 0 && sum.isFinite) { alpha = Self.normalised(Array(likelihood)) }
+        // The new pending second's row (in place of the lone row when none was pending): its gap
+        // and the prediction's staying shares (both phases of a region have its likelihood).
+        let valid = sum > 0 && sum.isFinite
+        let gap = lastSecond == .min ? 1 : min(max(openSecond - lastSecond, 1), Int64(Self.gapCap))
+        if pendingCount > 0 && phases.count == pendingCount * (m + 1) {
+            phases.append(contentsOf: repeatElement(0, count: m + 1))
+        } else if phases.count != m + 1 {
+            phases = [UInt8](repeating: 0, count: m + 1)
+        }
+        let phaseRow = phases.count - (m + 1)
+        phases.withUnsafeMutableBufferPointer { st in
+            st[phaseRow] = UInt8(gap)
+            for j in 0..<m { st[phaseRow + 1 + j] = valid ? Self.shareByte(stay[j], of: prior[j]) : 0 }
+        }
+        // Evidence that contradicts every state (sum 0 after underflow): trust the evidence (the
+        // device passing).
+        if !valid { alpha = Self.normalised(Array(likelihood)) }
         times.append(openTime)
-        pendingGap.append(Float(lastSecond == .min ? 1 : Double(openSecond - lastSecond)))
         let row = costs.count
         costs.append(contentsOf: repeatElement(0, count: m))
         costs.withUnsafeMutableBufferPointer { c in for j in 0..<m { c[row + j] = Self.cost(likelihood[j]) } }
@@ -237,10 +312,9 @@ struct RegionTracker: Sendable, Hashable, Codable {
 
     /// Smooths the oldest pending second with the evidence of every later pending second and
     /// removes it: its first-evidence time and smoothed probabilities. `transposed(gap)` gives
-    /// the transition matrix for a gap, transposed (`SetTopology.transposed`): the backward pass
-    /// computes T·β a column of T at a time, which vectorises, and each element still sums its
-    /// terms in the same order as a row-by-row dot product would, so the result is bit for bit
-    /// the same (`TrackerModelTests`).
+    /// the move matrix for a gap, transposed (`SetTopology.transposed`): the backward pass
+    /// computes M·β a column of M at a time, which vectorises, each element summing its terms in
+    /// the same order as a row-by-row dot product would (`TrackerModelTests`).
     mutating func finalizeOldest(keepingPast keepPast: Int = 0, transposed: (Float) -> [Float]) -> (time: Double, posterior: [Float]) {
         var post = [Float](repeating: 0, count: alpha.count)
         let time = post.withUnsafeMutableBufferPointer { finalizeOldest(into: $0, keepingPast: keepPast, transposed: transposed) }
@@ -261,38 +335,67 @@ struct RegionTracker: Sendable, Hashable, Codable {
             dropOldest(m, keepingPast: keepPast)
             return settled.time
         }
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * m) { scratch in
-            let beta = scratch.baseAddress!, next = beta + m
+        // β per phase: the likelihood of the later pending seconds' evidence given the region and
+        // that the device is passing (`beta`) or staying (`betaStay`) in it.
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * m) { scratch in
+            let beta = scratch.baseAddress!, betaStay = beta + m, next = beta + 2 * m
             beta.update(repeating: 1, count: m)
+            betaStay.update(repeating: 1, count: m)
             costs.withUnsafeBufferPointer { cost in
             Self.likelihoodOfCost.withUnsafeBufferPointer { linear in
                 // The matrix depends on the gap alone, and consecutive seconds mostly have the same
                 // one: it is asked for again only when the gap changes.
                 var gap: Float = 0, matrix: [Float] = []
+                var rates = MotionModel.Dwell.rates(gap: 1)
                 var p = n - 1
                 while p >= 1 {
-                    if matrix.isEmpty || pendingGap[p] != gap {
-                        gap = pendingGap[p]
+                    if matrix.isEmpty || pendingGap(p) != gap {
+                        gap = pendingGap(p)
                         matrix = transposed(gap)
+                        rates = MotionModel.Dwell.rates(gap: gap)
                     }
                     matrix.withUnsafeBufferPointer { t in
                         let c = cost.baseAddress! + (held + p) * m
-                        for j in 0..<m { beta[j] *= linear[Int(c[j])] }
-                        // next = T·β: next[i] = Σ_j T[i][j]·β[j], summed in order of j (row j of
-                        // the transposed matrix is column j of T).
+                        for j in 0..<m {
+                            let l = linear[Int(c[j])]
+                            beta[j] *= l
+                            betaStay[j] *= l
+                        }
+                        // next = M·β: next[i] = Σ_j M[i][j]·β[j] (row j of the transposed matrix is
+                        // column j of M): the evidence ahead for a device that leaves i, arriving
+                        // passing.
                         Self.weightedRowSum(beta, rows: t.baseAddress!, count: m, positiveOnly: false, into: next)
                         var total: Float = 0
-                        for i in 0..<m { total += next[i] }
+                        for i in 0..<m {
+                            let passing = rates.leavePass * next[i] + rates.keep * beta[i] + rates.settle * betaStay[i]
+                            let staying = rates.leaveStay * next[i] + (1 - rates.leaveStay) * betaStay[i]
+                            next[i] = passing
+                            betaStay[i] = staying
+                            total += passing + staying
+                        }
                         if total > 0 && total.isFinite {
                             let inv = 1 / total
-                            for i in 0..<m { beta[i] = next[i] * inv }
+                            for i in 0..<m {
+                                beta[i] = next[i] * inv
+                                betaStay[i] *= inv
+                            }
+                        } else {
+                            for i in 0..<m { beta[i] = next[i] }
                         }
                     }
                     p -= 1
                 }
             }
             }
-            pendingAlpha.withUnsafeBufferPointer { a in for i in 0..<m { post[i] = a[i] * beta[i] } }
+            pendingAlpha.withUnsafeBufferPointer { a in
+                phases.withUnsafeBufferPointer { st in
+                    // The oldest pending second's shares: the first row.
+                    for i in 0..<m {
+                        let staying = a[i] * Self.share(st[1 + i])
+                        post[i] = (a[i] - staying) * beta[i] + staying * betaStay[i]
+                    }
+                }
+            }
         }
         let time = times[held]
         dropOldest(m, keepingPast: keepPast)
@@ -396,8 +499,9 @@ struct RegionTracker: Sendable, Hashable, Codable {
             Self.removeFirst(drop * m, of: &costs)
             held = keep
         }
-        Self.removeFirst(1, of: &pendingGap)
         Self.removeFirst(m, of: &pendingAlpha)
+        // The last pending second's row stays as `alpha`'s.
+        if phases.count > m + 1 { Self.removeFirst(m + 1, of: &phases) }
     }
 
     /// `costs` units per nat.
@@ -427,6 +531,16 @@ struct RegionTracker: Sendable, Hashable, Codable {
         }
         a.removeLast(k)
     }
+
+    /// A staying share stored as a byte (255ths), and back.
+    @inline(__always)
+    static func shareByte(_ part: Float, of total: Float) -> UInt8 {
+        guard total > 0, part > 0 else { return 0 }
+        return UInt8(min(1, part / total) * 255 + 0.5)
+    }
+
+    @inline(__always)
+    static func share(_ byte: UInt8) -> Float { Float(byte) * (1 / 255) }
 
     /// `normalised` in place: the same sum (in index order from 0) and the same divisions.
     static func normalise(_ v: UnsafeMutableBufferPointer<Float>) {
@@ -464,6 +578,6 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// Bytes of its arrays, by capacity (memory accounting).
     var footprintBytes: Int {
         heard.capacity * MemoryLayout<Heard>.stride + alpha.capacity * 4 + times.capacity * 8 + costs.capacity
-            + pendingGap.capacity * 4 + pendingAlpha.capacity * 4 + 6 * 32
+            + pendingAlpha.capacity * 4 + phases.capacity + 6 * 32
     }
 }
