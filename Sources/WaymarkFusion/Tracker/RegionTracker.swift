@@ -140,7 +140,9 @@ struct RegionTracker: Sendable, Hashable, Codable {
         guard old > 0 else { reset(states: m, on: nil); return }
         let rowCount = max(pendingCount, 1)
         if phases.count != rowCount * (old + 1) {
-            // A tracker restored without its phases: every region passing, every gap a second.
+            // Phases that do not line up with the other vectors (a state built by hand; a restored
+            // checkpoint that fails `isConsistent` is started over instead): every region
+            // passing, every gap a second.
             phases = [UInt8](repeating: 0, count: rowCount * (old + 1))
             for r in 0..<rowCount { phases[r * (old + 1)] = 1 }
         }
@@ -230,24 +232,23 @@ struct RegionTracker: Sendable, Hashable, Codable {
     /// arrives passing.
     func predict(moves: [Float]?, gap: Float, into out: UnsafeMutableBufferPointer<Float>, stay: UnsafeMutableBufferPointer<Float>) {
         let m = alpha.count
+        // The filtered staying part of each region (the last row of `phases`), once.
         let phased = phases.count > m, current = phases.count - m
+        for j in 0..<m { stay[j] = phased ? alpha[j] * Self.share(phases[current + j]) : 0 }
         guard let moves else {
-            for j in 0..<m { out[j] = alpha[j]; stay[j] = phased ? alpha[j] * Self.share(phases[current + j]) : 0 }
+            for j in 0..<m { out[j] = alpha[j] }
             return
         }
         let rates = MotionModel.Dwell.rates(gap: gap)
         withUnsafeTemporaryAllocation(of: Float.self, capacity: m) { leaving in
             // What leaves each region, and (in `out`) where it arrives.
-            for i in 0..<m {
-                let st = phased ? alpha[i] * Self.share(phases[current + i]) : 0, passing = alpha[i] - st
-                leaving[i] = passing * rates.leavePass + st * rates.leaveStay
-            }
+            for i in 0..<m { leaving[i] = (alpha[i] - stay[i]) * rates.leavePass + stay[i] * rates.leaveStay }
             moves.withUnsafeBufferPointer { t in
                 Self.weightedRowSum(leaving.baseAddress!, rows: t.baseAddress!, count: m, positiveOnly: true, into: out.baseAddress!)
             }
             for j in 0..<m {
-                let st = phased ? alpha[j] * Self.share(phases[current + j]) : 0, passing = alpha[j] - st
-                let staying = st * (1 - rates.leaveStay) + passing * rates.settle
+                let passing = alpha[j] - stay[j]
+                let staying = stay[j] * (1 - rates.leaveStay) + passing * rates.settle
                 out[j] += passing * rates.keep + staying
                 stay[j] = staying
             }
