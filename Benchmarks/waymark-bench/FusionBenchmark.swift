@@ -15,14 +15,17 @@ enum FusionBenchmark {
         print("venue: \(site.regions.count) regions, \(site.gateways.count) gateways; \(devices) devices, \(seconds) s")
         // Memory first, before anything large is allocated and freed: resident set growth while
         // 10,000 devices are registered and fed 10 s of readings (generated into one reused buffer).
-        var buffer: [Observation] = []
-        buffer.reserveCapacity(devices * 12)
+        // The readings' buffer and the outputs' are the caller's, not the engine's: both are
+        // filled once before the first measurement, so that their pages do not count as growth.
+        var buffer = [Observation](repeating: Observation(device: DeviceHandle(index: 0), gateway: 0, time: 0, rssi: -60),
+                                   count: devices * 12)
+        buffer.removeAll(keepingCapacity: true)
+        var scratch = [FusionOutput](repeating: .location(.init(t: 0, device: DeviceID.mac(address(0)), region: nil)), count: 1 << 16)
+        scratch.removeAll(keepingCapacity: true)
         var walkers = Walkers(seed: 7)
         let rssBefore = residentBytes()
         var sized = FusionEngine(site: site)
         for i in 0..<devices { _ = sized.handle(for: DeviceID.mac(address(i))) }
-        var scratch: [FusionOutput] = []
-        scratch.reserveCapacity(1 << 16)
         for s in 0..<10 {
             walkers.tick(s, into: &buffer)
             for o in buffer { sized.ingest(o, into: &scratch) }
