@@ -2,9 +2,10 @@ import Foundation
 import WaymarkAccuracy
 import WaymarkCore
 
-/// `waymark-bench accuracy [--short] [--json] [--seed N] [--work DIR]`: the accuracy suite
-/// (docs/accuracy.md), run from the repository root. `--seed` changes the simulated venues' seed
-/// (default 1, the reported table): develop on another seed, report on seed 1. Replays with the `waymark` executable next to this one (build it
+/// `waymark-bench accuracy [--short] [--json] [--seed N] [--stagger S] [--work DIR]`: the accuracy
+/// suite (docs/accuracy.md), run from the repository root. `--seed` changes the simulated venues'
+/// seed (default 1, the reported table): develop on another seed, report on seed 1. `--stagger`
+/// sets the seconds between the tags' starts in the "kolakowski together" row (default 7.3). Replays with the `waymark` executable next to this one (build it
 /// with `swift build -c release --product waymark`, or use scripts/accuracy.sh).
 /// `waymark-bench radio-validate [--seeds N]`: the same-geometry validation of the indoor radio.
 enum AccuracyBenchmark {
@@ -34,6 +35,13 @@ enum AccuracyBenchmark {
                     exit(1)
                 }
                 options.seed = seed
+            }
+            if let text = value("--stagger") {
+                guard let stagger = Double(text), stagger >= 0, stagger.isFinite else {
+                    print("accuracy: --stagger needs seconds (0 or more), got '\(text)'")
+                    exit(1)
+                }
+                options.togetherStaggerS = stagger
             }
             let suite = AccuracySuite(options: options, replay: try ReplayRunner.locate(repository: repository))
             let began = ContinuousClock.now

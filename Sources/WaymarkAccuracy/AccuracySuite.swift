@@ -1,5 +1,5 @@
 import Foundation
-public import WaymarkCore
+import WaymarkCore
 public import WaymarkSimulation
 
 /// The accuracy suite (docs/accuracy.md): `waymark replay` with the site's default fusion parameters
@@ -16,6 +16,8 @@ public struct AccuracySuite: Sendable {
         /// Short runs of the simulated venues (the test suite's version).
         public var short = false
         public var seed: UInt64 = 1
+        /// Seconds between the tags' starts in the "together" row (`KolakowskiTogether`).
+        public var togetherStaggerS = KolakowskiTogether.defaultStaggerS
 
         public init(repository: String, work: String, kolakowski: String, short: Bool = false) {
             self.repository = repository
@@ -74,15 +76,25 @@ public struct AccuracySuite: Sendable {
         var rows: [Row] = []
         // Real recordings.
         let (flat, flatPath) = try kolakowskiFlat()
+        var recordings: [KolakowskiRecording] = []
         for name in Self.recordings {
             progress("kolakowski \(name) (real)")
             let recording = try KolakowskiRecording(name: name, directory: options.work + "/kolakowski",
                                                     dataset: options.kolakowski, repository: options.repository)
+            recordings.append(recording)
             let truth = "\(options.work)/kolakowski-\(name).visits.jsonl"
             try recording.writeVisitTruth(to: truth)
             rows.append(try score(data: "kolakowski \(name)", radio: "real", site: flat, sitePath: flatPath,
                                   sightings: recording.sightingsPath, truth: truth, stem: "kolakowski-\(name)"))
         }
+        // The same recordings as several tags at once (`KolakowskiTogether`).
+        let name = KolakowskiTogether.name
+        progress("kolakowski \(name) (real, the recordings' sessions as tags at once)")
+        let truth = "\(options.work)/kolakowski-\(name).visits.jsonl"
+        let together = try KolakowskiTogether(recordings: recordings, directory: options.work + "/kolakowski", truthPath: truth,
+                                              staggerS: options.togetherStaggerS)
+        rows.append(try score(data: "kolakowski \(name)", radio: "real", site: flat, sitePath: flatPath,
+                              sightings: together.sightingsPath, truth: truth, stem: "kolakowski-\(name)"))
         // Simulated venues under each radio profile.
         for venue in Self.venues {
             let sitePath = "\(options.work)/\(venue.name).geometry.yaml"

@@ -1,5 +1,5 @@
 import Foundation
-public import WaymarkSimulation
+import WaymarkSimulation
 
 extension AccuracySuite {
     /// The rows as one Markdown table: every figure as "Waymark / naive".

@@ -1,5 +1,5 @@
 import Foundation
-public import WaymarkCore
+import WaymarkCore
 public import WaymarkSimulation
 
 /// A converted run of the Kolakowski BLE RSS dataset (`tools/kolakowski/convert.py`): the real
@@ -57,10 +57,13 @@ public struct KolakowskiRecording: Sendable {
     }
 
     /// Sessions as row index ranges (split at gaps longer than `sessionGapS`).
-    public var sessions: [Range<Int>] {
+    public var sessions: [Range<Int>] { sessions(gap: Self.sessionGapS) }
+
+    /// Row index ranges split at gaps between rows longer than `gap` seconds.
+    public func sessions(gap: Double) -> [Range<Int>] {
         var out: [Range<Int>] = []
         var start = 0
-        for i in 1..<max(rows.count, 1) where rows[i].t - rows[i - 1].t > Self.sessionGapS {
+        for i in 1..<max(rows.count, 1) where rows[i].t - rows[i - 1].t > gap {
             out.append(start..<i)
             start = i
         }
@@ -72,22 +75,35 @@ public struct KolakowskiRecording: Sendable {
     /// holds until the next row (the last row of a session for one row interval), consecutive rows
     /// in the same room form one visit; one presence line per session.
     public func writeVisitTruth(to path: String, device: String = KolakowskiRecording.device) throws {
+        let lines = visitTruthLines(sessions: sessions, device: device)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// `writeVisitTruth`'s lines for some of the sessions (row ranges within a `sessions` one),
+    /// under `device`, every time moved by `shift` seconds.
+    public func visitTruthLines(sessions: [Range<Int>], device: String, shift: Double = 0) -> [String] {
         var lines: [String] = []
         func q(_ s: String) -> String { "\"\(s)\"" }
-        for session in sessions {
-            let first = rows[session.lowerBound], last = rows[session.upperBound - 1]
-            let step = session.count > 1 ? (last.t - first.t) / Double(session.count - 1) : 1.0 / 3
-            lines.append("{\"type\":\"presence\",\"device\":\(q(device)),\"entered\":\(first.t),\"exited\":\(last.t + step)}")
-            var i = session.lowerBound
-            while i < session.upperBound {
-                var j = i + 1
-                while j < session.upperBound && rows[j].region == rows[i].region { j += 1 }
-                let exited = j < session.upperBound ? rows[j].t : last.t + step
-                lines.append("{\"type\":\"truth\",\"device\":\(q(device)),\"region\":\(q(rows[i].region)),\"entered\":\(rows[i].t),\"exited\":\(exited)}")
-                i = j
+        for whole in sessions {
+            // Within the range, the presence lines follow the short (`sessionGapS`) sessions.
+            for session in self.sessions.compactMap({ s -> Range<Int>? in
+                let r = s.clamped(to: whole)
+                return r.isEmpty ? nil : r
+            }) {
+                let first = rows[session.lowerBound], last = rows[session.upperBound - 1]
+                let step = session.count > 1 ? (last.t - first.t) / Double(session.count - 1) : 1.0 / 3
+                lines.append("{\"type\":\"presence\",\"device\":\(q(device)),\"entered\":\(first.t + shift),\"exited\":\(last.t + step + shift)}")
+                var i = session.lowerBound
+                while i < session.upperBound {
+                    var j = i + 1
+                    while j < session.upperBound && rows[j].region == rows[i].region { j += 1 }
+                    let exited = j < session.upperBound ? rows[j].t : last.t + step
+                    lines.append("{\"type\":\"truth\",\"device\":\(q(device)),\"region\":\(q(rows[i].region)),\"entered\":\(rows[i].t + shift),\"exited\":\(exited + shift)}")
+                    i = j
+                }
             }
         }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return lines
     }
 
     /// Whether a row lies within `within` seconds of `time`.

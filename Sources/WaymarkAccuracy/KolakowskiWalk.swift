@@ -1,6 +1,6 @@
 import Foundation
-public import WaymarkCore
-public import WaymarkSimulation
+import WaymarkCore
+import WaymarkSimulation
 
 /// The Kolakowski dataset's walking-person test, converted by `tools/kolakowski/convert.py`: real
 /// sightings of a tag carried by a person, and as ground truth only the route — the rooms in the

@@ -30,7 +30,7 @@ struct AccuracySuiteTests {
             options: .init(repository: Self.repository, work: work, kolakowski: Self.kolakowski, short: true),
             replay: try ReplayRunner.locate(repository: Self.repository))
         let rows = try suite.run()
-        let expected = [("kolakowski test-robot", "real"), ("kolakowski calibration", "real")]
+        let expected = [("kolakowski test-robot", "real"), ("kolakowski calibration", "real"), ("kolakowski together", "real")]
             + AccuracySuite.venues.flatMap { v in (RadioProfile.allCases.map(\.rawValue) + ["sparse"]).map { (v.name, $0) } }
         #expect(rows.map(\.data) == expected.map(\.0))
         #expect(rows.map(\.radio) == expected.map(\.1))
@@ -79,6 +79,43 @@ struct AccuracySuiteTests {
         #expect(AccuracySuite.routeTable(routes).split(separator: "\n").filter { $0.hasPrefix("| ") }.count == routes.count + 1)
         let both = try JSONSerialization.jsonObject(with: Data(AccuracySuite.json(rows, routes: routes).utf8)) as? [String: Any]
         #expect((both?["rows"] as? [Any])?.count == rows.count && (both?["routes"] as? [Any])?.count == routes.count)
+    }
+
+    @Test("the recordings as tags at once: every reading once, under its tag, moved with its truth to the staggered start")
+    func together() throws {
+        let work = Self.workDirectory("together")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let recordings = try AccuracySuite.recordings.map {
+            try KolakowskiRecording(name: $0, directory: work + "/kolakowski", dataset: Self.kolakowski, repository: Self.repository)
+        }
+        let together = try KolakowskiTogether(recordings: recordings, directory: work + "/kolakowski",
+                                              truthPath: work + "/together.visits.jsonl", staggerS: 5)
+        // The robot run is one tag (its pauses are short), the calibration run four.
+        #expect(together.devices.count == 5 && Set(together.devices).count == 5)
+        struct Line: Decodable { var t: Double; var device: String; var gateway: String; var rssi: Double }
+        struct Truth: Decodable { var type: String; var device: String; var entered: Double; var exited: Double; var region: String? }
+        func read<T: Decodable>(_ path: String, as: T.Type) throws -> [T] {
+            try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { try JSONDecoder().decode(T.self, from: Data($0.utf8)) }
+        }
+        let lines = try read(together.sightingsPath, as: Line.self)
+        let originals = try recordings.flatMap { try read($0.sightingsPath, as: Line.self) }
+        #expect(lines.count == originals.count)
+        #expect(zip(lines, lines.dropFirst()).allSatisfy { $0.t <= $1.t }, "not in time order")
+        // The same readings: every tag's (gateway, RSSI) multiset is one of the originals'.
+        #expect(lines.map { "\($0.gateway) \($0.rssi)" }.sorted() == originals.map { "\($0.gateway) \($0.rssi)" }.sorted())
+        let truth = try read(together.truthPath, as: Truth.self)
+        let first = Dictionary(grouping: truth.filter { $0.type == "presence" }, by: \.device).mapValues { $0.map(\.entered).min()! }
+        let origin = first.values.min()!
+        for (i, device) in together.devices.enumerated() {
+            // Each tag's truth starts at its staggered start, and its readings lie within its presence.
+            #expect(abs(first[device]! - (origin + 5 * Double(i))) < 1e-6, "\(device)")
+            let presence = truth.filter { $0.device == device && $0.type == "presence" }
+            let readings = lines.filter { $0.device == device }
+            #expect(readings.count > 500, "\(device)")
+            let within = readings.filter { r in presence.contains { r.t >= $0.entered - 1 && r.t <= $0.exited + 1 } }.count
+            #expect(Double(within) >= 0.99 * Double(readings.count), "\(device): \(readings.count - within) readings outside its presence")
+            #expect(truth.contains { $0.device == device && $0.type == "truth" && $0.region != nil })
+        }
     }
 
     @Test("replay output does not depend on the process's hash seed")

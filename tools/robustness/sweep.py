@@ -16,8 +16,13 @@ Nothing here tunes anything: it shows where the defaults hold and where they do 
 Run `scripts/accuracy.sh` first (it converts the dataset and writes the geometry-only site file),
 then:
 
-    python3 tools/robustness/sweep.py                  # both robot runs
+    python3 tools/robustness/sweep.py                  # every recording
     python3 tools/robustness/sweep.py calibration      # one
+
+The recordings: the robot run (`test-robot`), the calibration run, and `together`, the two as five
+tags at once (the robot run and the calibration run's four sessions started 7.3 s apart, each its
+own device; `waymark-bench accuracy` writes it, with `--stagger S` for another spacing). A perturbation
+of a gateway applies to every tag, as a hot gateway in a venue would.
 
 Options: --waymark PATH (default .build/release/waymark), --work DIR (default .build/accuracy),
 --out DIR for the perturbed inputs and outputs (default <work>/robustness), --site FILE to run
@@ -164,24 +169,29 @@ def exact_by_period(truth_path, output_path, split):
     """Waymark's exact share of the true in-region time before and after `split` seconds from
     the first true visit, sampled every 0.5 s (the evaluator weighs by time the same way)."""
     truth = [v for v in read_jsonl(truth_path) if v.get("type") == "truth"]
-    changes = sorted((o["t"], o.get("region")) for o in read_jsonl(output_path) if o.get("type") == "location")
-    times = [t for t, _ in changes]
+    outputs = read_jsonl(output_path)
+    changes, times = {}, {}
+    for device in {v["device"] for v in truth}:
+        changes[device] = sorted((o["t"], o.get("region")) for o in outputs
+                                 if o.get("type") == "location" and o.get("device") == device)
+        times[device] = [t for t, _ in changes[device]]
     start = min(v["entered"] for v in truth)
     counts = {True: [0, 0], False: [0, 0]}
     for v in truth:
         t = v["entered"]
+        seen, at = changes[v["device"]], times[v["device"]]
         while t < v["exited"]:
-            i = bisect.bisect_right(times, t) - 1
+            i = bisect.bisect_right(at, t) - 1
             early = t - start < split
             counts[early][0] += 1
-            counts[early][1] += 1 if i >= 0 and changes[i][1] == v["region"] else 0
+            counts[early][1] += 1 if i >= 0 and seen[i][1] == v["region"] else 0
             t += 0.5
     return tuple(100.0 * k / n if n else None for n, k in (counts[True], counts[False]))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("recordings", nargs="*", default=["test-robot", "calibration"])
+    ap.add_argument("recordings", nargs="*", default=["test-robot", "calibration", "together"])
     ap.add_argument("--waymark", default=".build/release/waymark")
     ap.add_argument("--work", default=".build/accuracy")
     ap.add_argument("--out")
