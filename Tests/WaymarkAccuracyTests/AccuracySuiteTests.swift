@@ -118,6 +118,41 @@ struct AccuracySuiteTests {
         }
     }
 
+    @Test("the real runs cut into the edge's 1-s batches score as their single readings: the suite measures the aggregator's path")
+    func edgeWindows() throws {
+        let work = Self.workDirectory("edge-windows")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let waymark = try ReplayRunner.locate(repository: Self.repository).executable
+        let site = work + "/flat.yaml"
+        _ = try GeometrySite.write(from: Self.repository + "/deploy/examples/kolakowski-flat.yaml", to: site)
+        func score(_ output: String, truth: String) throws -> [String: Double] {
+            try ReplayRunner.run(waymark, ["evaluate", "--site", site, "--truth", truth, "--output", output, "--json"],
+                                 log: output + ".score")
+            let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output + ".score")))
+            return ((report as? [String: Any])?["waymark"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Double }
+        }
+        for name in AccuracySuite.recordings {
+            let recording = try KolakowskiRecording(name: name, directory: work + "/kolakowski", dataset: Self.kolakowski,
+                                                    repository: Self.repository)
+            let truth = "\(work)/\(name).visits.jsonl", batches = "\(work)/\(name).batches.jsonl"
+            try recording.writeVisitTruth(to: truth)
+            let windows = try EdgeWindows.write(sightings: recording.sightingsPath, to: batches)
+            #expect(windows > 6 * 300, "\(name): \(windows) batches")
+            try ReplayRunner.run(waymark, ["replay", "--site", site, "--input", recording.sightingsPath, "--output", "\(work)/\(name).readings.jsonl"],
+                                 log: "\(work)/\(name).readings.log")
+            try ReplayRunner.run(waymark, ["replay", "--batches", "--site", site, "--input", batches, "--output", "\(work)/\(name).batches.out.jsonl"],
+                                 log: "\(work)/\(name).batches.log")
+            let readings = try score("\(work)/\(name).readings.jsonl", truth: truth)
+            let windowed = try score("\(work)/\(name).batches.out.jsonl", truth: truth)
+            for key in ["current_region_accuracy", "visit_precision", "visit_recall"] {
+                let (a, b) = (readings[key] ?? -1, windowed[key] ?? -2)
+                #expect(a > 0.5 && abs(a - b) <= (key == "current_region_accuracy" ? 0.01 : 0.05),
+                        "\(name) \(key): single readings \(a), edge batches \(b)")
+            }
+        }
+    }
+
     @Test("replay output does not depend on the process's hash seed")
     func replayIsDeterministicAcrossProcesses() throws {
         // Swift seeds Dictionary and Set order per process; SWIFT_DETERMINISTIC_HASHING=1 fixes the

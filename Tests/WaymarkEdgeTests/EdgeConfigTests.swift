@@ -27,6 +27,17 @@ import WaymarkService
         #expect(c.spoolResendAfterS == 30)
     }
 
+    @Test("a window longer than 2 s is allowed, with advice that names its cost; the default has none")
+    func windowAdvice() throws {
+        #expect(try load(flags: ["site": "s", "gateway": "g"]).advice.isEmpty)
+        #expect(try load(flags: ["site": "s", "gateway": "g", "window_s": "2"]).advice.isEmpty)
+        let long = try load(flags: ["site": "s", "gateway": "g", "window_s": "5"])
+        #expect(long.windowS == 5)
+        #expect(long.advice.count == 1)
+        #expect(long.advice.first?.contains("window_s is 5.0 s") == true)
+        #expect(long.advice.first?.contains("docs/edge.md") == true)
+    }
+
     @Test("secrets are masked when the configuration is described")
     func secrets() throws {
         let layers = try ConfigLayers(filePath: nil, envPrefix: "WAYMARK_EDGE",

@@ -27,6 +27,7 @@ public enum EdgeApplication {
         _ = try WaymarkLogging.bootstrap(level: config.logLevel)
         let logger = Logger(label: "waymark.edge")
         for line in layers.describe(secretKeys: EdgeConfig.secretKeys) { logger.debug("config \(line)") }
+        for advice in config.advice { logger.warning("\(advice)") }
 
         let site: WaymarkCore.Site
         do { site = try SiteLoader.load(path: config.sitePath).site } catch {
