@@ -1,5 +1,5 @@
 // Benchmarks print figures; they never assert. Run: swift run -c release waymark-bench NAME
-// (NAME from the table below, or `all`; accuracy and radio-validate take options, see AccuracyBenchmark). To add one: write `enum XBenchmark { static func run() }`
+// (NAME from the table below, or `all`; accuracy, radio-validate and edge-windows take options, see their files). To add one: write `enum XBenchmark { static func run() }`
 // in its own file and add a line to the table.
 
 let benchmarks: [(name: String, run: () -> Void)] = [
@@ -15,6 +15,7 @@ let benchmarks: [(name: String, run: () -> Void)] = [
     ("edge", EdgeBenchmark.run),
     ("accuracy", AccuracyBenchmark.run),
     ("radio-validate", AccuracyBenchmark.validate),
+    ("edge-windows", EdgeWindowsBenchmark.run),
 ]
 
 let name = CommandLine.arguments.dropFirst().first
