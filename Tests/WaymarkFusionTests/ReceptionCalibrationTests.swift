@@ -6,6 +6,34 @@ import WaymarkCore
 
 /// The learned reception model (`ReceptionCalibration`): what a silent gateway says.
 @Suite struct ReceptionCalibrationTests {
+    @Test("the miss table, built with each logarithm once per distinct argument, is bit for bit the one built entry by entry")
+    func theMissTableIsTheDirectOne() {
+        var rng = SystemRandomNumberGenerator()
+        for trial in 0..<50 {
+            // Non-decreasing sensitivities, some bins equal; reliabilities repeating in runs (shared
+            // rows), some beyond the clamps.
+            var s: [Float] = []
+            var level: Float = 0
+            for _ in 0..<ReceptionCalibration.binCount {
+                if Bool.random(using: &rng) { level = min(1, level + Float.random(in: 0...0.2, using: &rng)) }
+                s.append(level)
+            }
+            let choices: [Float] = [0, 0.01, 0.5, 0.9, 0.97, 1, Float.random(in: 0...1, using: &rng)]
+            var r: [Float] = []
+            for _ in 0..<(1 + trial % 12) { r.append(choices.randomElement(using: &rng)!) }
+            if trial % 3 == 0, let first = r.first { r.insert(first, at: 0) }
+            let table = ReceptionCalibration.tables(sensitivity: s, reliability: r)
+            #expect(table.count == r.count * ReceptionCalibration.tableSize)
+            for (g, rg) in r.enumerated() {
+                for i in 0..<ReceptionCalibration.tableSize {
+                    let curve = ReceptionCalibration.interpolate(s, at: EvidenceModel.missFloor + Float(i) / ReceptionCalibration.tableStep)
+                    let direct = log1pf(-min(max(rg * curve, ReceptionCalibration.minRate), ReceptionCalibration.maxRate))
+                    #expect(table[g * ReceptionCalibration.tableSize + i].bitPattern == direct.bitPattern, "gateway \(g) step \(i)")
+                }
+            }
+        }
+    }
+
     @Test func beforeAnyDataItIsTheDefaultCurve() {
         let r = ReceptionCalibration(gatewayCount: 2)
         for mu: Float in [-96, -92, -88, -60] {

@@ -172,12 +172,26 @@ struct ReceptionCalibration: Hashable, Sendable {
         return sensitivity[lo] + (sensitivity[hi] - sensitivity[lo]) * f
     }
 
+    /// `missTable` for these factors. Rebuilt on nearly every engine tick (some count changed),
+    /// so each logarithm is taken once per distinct argument: a row's arguments repeat beyond the
+    /// curve's first and last bins and wherever the rate is clamped, and gateways whose
+    /// reliability is the same share a row. The values are those of taking every one.
     static func tables(sensitivity: [Float], reliability: [Float]) -> [Float] {
         let curve = (0..<tableSize).map { i in interpolate(sensitivity, at: EvidenceModel.missFloor + Float(i) / tableStep) }
         var out = [Float](repeating: 0, count: reliability.count * tableSize)
-        for (g, r) in reliability.enumerated() {
-            for i in 0..<tableSize {
-                out[g * tableSize + i] = log1pf(-min(max(r * curve[i], minRate), maxRate))
+        out.withUnsafeMutableBufferPointer { out in
+            for (g, r) in reliability.enumerated() {
+                let row = g * tableSize
+                if g > 0, reliability[g - 1] == r {
+                    for i in 0..<tableSize { out[row + i] = out[row - tableSize + i] }
+                    continue
+                }
+                var argument = Float.nan, value: Float = 0
+                for i in 0..<tableSize {
+                    let a = -min(max(r * curve[i], minRate), maxRate)
+                    if a != argument { argument = a; value = log1pf(a) }
+                    out[row + i] = value
+                }
             }
         }
         return out
