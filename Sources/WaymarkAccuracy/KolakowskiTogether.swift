@@ -45,9 +45,10 @@ public struct KolakowskiTogether: Sendable {
             let shift = origin + Double(i) * staggerS - piece.recording.rows[piece.session.lowerBound].t
             for var line in readings {
                 guard let t = line["t"] as? Double else { continue }
-                line["t"] = ((t + shift) * 1000).rounded() / 1000
+                let moved = ((t + shift) * 1000).rounded() / 1000
+                line["t"] = moved
                 line["device"] = device
-                sightings.append((line["t"] as! Double, line))
+                sightings.append((moved, line))
             }
             truth += piece.recording.visitTruthLines(sessions: [piece.session], device: device, shift: shift)
         }
