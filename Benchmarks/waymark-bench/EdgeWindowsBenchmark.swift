@@ -19,7 +19,7 @@ enum EdgeWindowsBenchmark {
         }
         do {
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-            let waymark = try ReplayRunner.locate(repository: repository).executable
+            let runner = try ReplayRunner.locate(repository: repository), waymark = runner.executable
             let site = work + "/kolakowski-flat.geometry.yaml"
             _ = try GeometrySite.write(from: repository + "/deploy/examples/kolakowski-flat.yaml", to: site)
             var inputs: [(name: String, sightings: String, truth: String)] = []
@@ -37,9 +37,7 @@ enum EdgeWindowsBenchmark {
             inputs.append((KolakowskiTogether.name, together.sightingsPath, truth))
 
             func exact(_ output: String, truth: String) throws -> Double {
-                try ReplayRunner.run(waymark, ["evaluate", "--site", site, "--truth", truth, "--output", output, "--json"], log: output + ".score")
-                let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output + ".score")))
-                guard let w = (report as? [String: Any])?["waymark"] as? [String: Any], let e = w["current_region_accuracy"] as? Double else {
+                guard let e = try runner.evaluate(site: site, truth: truth, output: output)["current_region_accuracy"] else {
                     throw AccuracyError("\(output).score: no current_region_accuracy")
                 }
                 return e

@@ -29,6 +29,18 @@ public struct ReplayRunner: Sendable {
         try Self.run(executable, ["replay", "--site", site, "--input", input, "--output", output], log: log)
     }
 
+    /// `waymark evaluate --site SITE --truth TRUTH --output OUTPUT --json`: the Waymark side of the
+    /// report (`current_region_accuracy`, `visit_precision`, …), its numbers by key. The JSON goes
+    /// to `OUTPUT.score`.
+    public func evaluate(site: String, truth: String, output: String) throws -> [String: Double] {
+        try Self.run(executable, ["evaluate", "--site", site, "--truth", truth, "--output", output, "--json"], log: output + ".score")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output + ".score")))
+        guard let waymark = (report as? [String: Any])?["waymark"] as? [String: Any] else {
+            throw AccuracyError("\(output).score: no \"waymark\" report from waymark evaluate")
+        }
+        return waymark.compactMapValues { $0 as? Double }
+    }
+
     /// Runs a program to completion with its standard error (and output) in `log`, with
     /// `environment` added to this process's; throws unless it exits with status 0.
     public static func run(_ program: String, _ arguments: [String], log: String, environment: [String: String] = [:]) throws {

@@ -123,15 +123,9 @@ struct AccuracySuiteTests {
         let work = Self.workDirectory("edge-windows")
         defer { try? FileManager.default.removeItem(atPath: work) }
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        let waymark = try ReplayRunner.locate(repository: Self.repository).executable
+        let runner = try ReplayRunner.locate(repository: Self.repository), waymark = runner.executable
         let site = work + "/flat.yaml"
         _ = try GeometrySite.write(from: Self.repository + "/deploy/examples/kolakowski-flat.yaml", to: site)
-        func score(_ output: String, truth: String) throws -> [String: Double] {
-            try ReplayRunner.run(waymark, ["evaluate", "--site", site, "--truth", truth, "--output", output, "--json"],
-                                 log: output + ".score")
-            let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output + ".score")))
-            return ((report as? [String: Any])?["waymark"] as? [String: Any] ?? [:]).compactMapValues { $0 as? Double }
-        }
         for name in AccuracySuite.recordings {
             let recording = try KolakowskiRecording(name: name, directory: work + "/kolakowski", dataset: Self.kolakowski,
                                                     repository: Self.repository)
@@ -143,8 +137,8 @@ struct AccuracySuiteTests {
                                  log: "\(work)/\(name).readings.log")
             try ReplayRunner.run(waymark, ["replay", "--batches", "--site", site, "--input", batches, "--output", "\(work)/\(name).batches.out.jsonl"],
                                  log: "\(work)/\(name).batches.log")
-            let readings = try score("\(work)/\(name).readings.jsonl", truth: truth)
-            let windowed = try score("\(work)/\(name).batches.out.jsonl", truth: truth)
+            let readings = try runner.evaluate(site: site, truth: truth, output: "\(work)/\(name).readings.jsonl")
+            let windowed = try runner.evaluate(site: site, truth: truth, output: "\(work)/\(name).batches.out.jsonl")
             for key in ["current_region_accuracy", "visit_precision", "visit_recall"] {
                 let (a, b) = (readings[key] ?? -1, windowed[key] ?? -2)
                 #expect(a > 0.5 && abs(a - b) <= (key == "current_region_accuracy" ? 0.01 : 0.05),
