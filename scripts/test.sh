@@ -13,6 +13,10 @@ source scripts/services.sh
 cleanup() { services_stop; rm -rf "$work"; }
 trap cleanup EXIT INT TERM
 services_start "$work"
+# Temporary files of the tests (and SwiftPM's own TemporaryDirectory.* folders, which it leaves
+# behind on every build) go under the work folder, removed with it: a run leaves /tmp as it found it.
+mkdir -p "$work/tmp" && chmod 1777 "$work/tmp"   # world-writable like /tmp: servers run as their own users
+export TMPDIR="$work/tmp"
 echo "test: Mosquitto at $WAYMARK_MQTT_URL, PostgreSQL at $WAYMARK_DATABASE_URL"
 export WAYMARK_TEST_REQUIRE_SERVICES=1   # integration suites fail, never skip, without them
 
