@@ -45,11 +45,24 @@ extension DeviceState {
             evidence(power: power, at: closedAt, prior: UnsafeBufferPointer(prior), ctx, health, calibration,
                      shifts: shifts, fits: fits, into: likelihood)
             tracker.close(likelihood: UnsafeBufferPointer(likelihood), prior: UnsafeBufferPointer(prior), stay: UnsafeBufferPointer(staying))
+            guard ctx.parameters.selfCalibration else { return }
+            if let teacher = ctx.teacher {
+                // A supervised calibration: the region the truth gives teaches, in the seconds it
+                // covers, whatever the tracker believes (`CalibrationTeacher`).
+                guard let r = teacher.region(of: id, second: second), let k = slotIndex(of: r),
+                      abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) else { return }
+                calibration.learn(region: Int(r), readings: tracker.heard, b: shifts[k], measuredPower: power, tables: ctx.tracker)
+                if gap != nil, !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
+                    let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
+                    Self.learnReception(links: links, heard: tracker.heard, region: r, level: level, at: closedAt, ctx, health, &calibration)
+                }
+                return
+            }
             // Only a second the model explains well teaches: the tracker is sure of the region, the
             // device's level is within two spreads of the venue's (once the venue's level is known:
             // `VenueCalibration.levelGateDB`) and the typical reading within two sigmas of the model
             // (not a device heard mostly by gateways far outside its set).
-            if ctx.parameters.selfCalibration, let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
+            if let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
                abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
                 calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
                                   measuredPower: power, tables: ctx.tracker)
@@ -61,7 +74,7 @@ extension DeviceState {
             // second in four keeps it current at a quarter of the cost, chosen by a hash of its first
             // reading, not of its time: no device's rhythm is left out, and the same readings shifted
             // in time (a replay, a second run) teach the same seconds.
-            if ctx.parameters.selfCalibration, gap != nil, let (k, p) = RegionTracker.argmax(UnsafeBufferPointer(prior)),
+            if gap != nil, let (k, p) = RegionTracker.argmax(UnsafeBufferPointer(prior)),
                p >= VenueCalibration.minConfidence, abs(shifts[k]) <= calibration.levelGateDB,
                !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
                 let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
@@ -91,7 +104,8 @@ extension DeviceState {
         let levelPrior = EvidenceModel.levelPrior(venueLevelVariance: calibration.levelVariance(prior: ctx.levelPriorVariance))
         let h = tracker.heard.count, m = slots.count
         var best = -Float.infinity, worst = Float.infinity
-        let cutoff = (prior.max() ?? 0) * Self.beam
+        // A supervised calibration evaluates every region: the true one needs its fitted level.
+        let cutoff = ctx.teacher == nil ? (prior.max() ?? 0) * Self.beam : -Float.infinity
         let reception = calibration.reception.missTable
         let tLimit = Float(model.studentT.count - 1), mLimit = Float(ReceptionCalibration.tableSize - 1)
         let missStep = ReceptionCalibration.tableStep, missSize = ReceptionCalibration.tableSize

@@ -30,8 +30,12 @@ final class FusionContext: Sendable {
     /// self-calibration has seen a confident second (dB²): `VenueCalibration.levelPriorSD`², or 0
     /// when the site file's `calibration:` section gives `measured_power_offset_db`.
     let levelPriorVariance: Double
+    /// Where devices truly were, for a supervised calibration (`CalibrationTeacher`); nil in
+    /// every other run.
+    let teacher: CalibrationTeacher?
 
-    init(site: Site) {
+    init(site: Site, teacher: CalibrationTeacher? = nil) {
+        self.teacher = teacher
         let p = site.fusion
         self.site = site
         parameters = p

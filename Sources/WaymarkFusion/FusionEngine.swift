@@ -52,9 +52,11 @@ public struct FusionEngine: Sendable {
     /// (`VenueCalibration.reach`).
     var firstEvidence = Double.nan
 
-    public init(site: Site) {
+    /// `teacher`: where devices truly were, for `waymark site calibrate --truth` (the
+    /// self-calibration learns from those seconds and places instead of the tracker's).
+    public init(site: Site, teacher: CalibrationTeacher? = nil) {
         self.site = site
-        self.ctx = FusionContext(site: site)
+        self.ctx = FusionContext(site: site, teacher: teacher)
         self.health = Array(repeating: GatewayHealth(), count: site.gateways.count)
         self.calibration = VenueCalibration(site: site)
     }

@@ -56,13 +56,14 @@ public struct FusionWorkers: Sendable {
         }
     }
 
-    /// `count` workers (at least 1) for `site`, in an aggregator of a site with `shards` shards.
-    public init(site: Site, count: Int = 1, shards: Int = 1) {
+    /// `count` workers (at least 1) for `site`, in an aggregator of a site with `shards` shards;
+    /// `teacher` for a supervised calibration (`FusionEngine.init(site:teacher:)`).
+    public init(site: Site, count: Int = 1, shards: Int = 1, teacher: CalibrationTeacher? = nil) {
         self.site = site
         self.count = max(1, count)
         self.shards = max(1, shards)
         let empty = SightingBatch(gateway: "", boot: "", seq: 0, start: 0, end: 0, sightings: [])
-        let first = FusionEngine(site: site)
+        let first = FusionEngine(site: site, teacher: teacher)
         workers = (0..<self.count).map { w in Worker(engine: w == 0 ? first : FusionEngine(sameSiteAs: first), part: empty) }
     }
 

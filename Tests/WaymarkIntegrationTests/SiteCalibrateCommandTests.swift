@@ -9,19 +9,15 @@ import WaymarkCore
 struct SiteCalibrateCommandTests {
     static let repo = DeployEnvironment.repositoryRoot
 
-    @Test("prints the learned calibration and writes a calibration: section that loads")
-    func calibrateAndWrite() throws {
-        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
-        let dir = try DeployEnvironment.temporaryDirectory("calibrate-cli")
-        defer { try? FileManager.default.removeItem(at: dir) }
+    /// The example open hall copied into `dir`, simulated (sightings and truth), with gw-b2's
+    /// readings made 9 dB hot.
+    static func hotRecording(_ waymark: String, in dir: URL, devices: Int, seed: Int) throws -> (site: String, sightings: String, truth: String) {
         let site = dir.appendingPathComponent("site.yaml").path
-        try FileManager.default.copyItem(atPath: Self.repo.appendingPathComponent("deploy/examples/open-hall.yaml").path, toPath: site)
+        try FileManager.default.copyItem(atPath: repo.appendingPathComponent("deploy/examples/open-hall.yaml").path, toPath: site)
         let sightings = dir.appendingPathComponent("s.jsonl").path, truth = dir.appendingPathComponent("t.jsonl").path
-        let sim = try AggregatorProcesses.run([waymark, "simulate", "--site", site, "--devices", "8", "--duration", "10m",
-                                               "--seed", "5", "--sightings", sightings, "--truth", truth, "--quiet"])
+        let sim = try AggregatorProcesses.run([waymark, "simulate", "--site", site, "--devices", "\(devices)", "--duration", "10m",
+                                               "--seed", "\(seed)", "--sightings", sightings, "--truth", truth, "--quiet"])
         #expect(sim.status == 0, "\(sim.output)")
-
-        // One gateway reads 9 dB hot: the calibration must find it and turn it down.
         var lines = try String(contentsOfFile: sightings, encoding: .utf8).split(separator: "\n").map(String.init)
         for i in lines.indices where lines[i].contains(#""gateway":"gw-b2""#) {
             var o = try #require(JSONSerialization.jsonObject(with: Data(lines[i].utf8)) as? [String: Any])
@@ -29,6 +25,16 @@ struct SiteCalibrateCommandTests {
             lines[i] = String(decoding: try JSONSerialization.data(withJSONObject: o), as: UTF8.self)
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: sightings, atomically: true, encoding: .utf8)
+        return (site, sightings, truth)
+    }
+
+    @Test("prints the learned calibration and writes a calibration: section that loads")
+    func calibrateAndWrite() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("calibrate-cli")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // One gateway reads 9 dB hot: the calibration must find it and turn it down.
+        let (site, sightings, _) = try Self.hotRecording(waymark, in: dir, devices: 8, seed: 5)
 
         let run = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--write"])
         #expect(run.status == 0, "\(run.output)")
@@ -53,6 +59,41 @@ struct SiteCalibrateCommandTests {
         #expect(again.status == 0, "\(again.output)")
         let after = try String(contentsOfFile: site, encoding: .utf8)
         #expect(after.components(separatedBy: "\ncalibration:").count == 2)
+    }
+
+    @Test("a walk test's stays teach the calibration; a wrong truth file is refused with what to fix")
+    func calibrateFromAWalkTest() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("calibrate-truth")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (site, sightings, truth) = try Self.hotRecording(waymark, in: dir, devices: 3, seed: 6)
+
+        let run = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--truth", truth, "--write"])
+        #expect(run.status == 0, "\(run.output)")
+        let taught = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("learned from") }, "\(run.output)")
+        #expect(taught.contains("seconds of the stays in \(truth)"), "\(taught)")
+        let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("gw-b2") }, "\(run.output)")
+        let deviation = try #require(Double(row.split(separator: " ")[1]), "\(row)")
+        #expect(deviation > 5, "gw-b2 reads 9 dB hot: \(row)")
+        let text = try String(contentsOfFile: site, encoding: .utf8)
+        #expect(text.contains("seconds of the stays in \(truth)"), "the section says what taught it")
+        let (loaded, _) = try SiteLoader.load(path: site)
+        #expect(try #require(loaded.calibration.gatewayOffsetsDB["gw-b2"]) < -2)
+
+        // A region the site does not have: refused, naming it and the site's regions.
+        let badRegion = dir.appendingPathComponent("bad-region.jsonl").path
+        try #"{"type":"truth","device":"mac:02-00-00-00-00-01","region":"atrium","entered":1780304400,"exited":1780304460}"#
+            .write(toFile: badRegion, atomically: true, encoding: .utf8)
+        let refused = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--truth", badRegion])
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("bad-region.jsonl:1: unknown region 'atrium'") && refused.output.contains("cell-a1"), "\(refused.output)")
+        // Stays of a device the recording does not have: nothing can teach, and it says what to check.
+        let otherDevice = dir.appendingPathComponent("other.jsonl").path
+        try #"{"type":"truth","device":"mac:0a-00-00-00-00-99","region":"cell-a1","entered":"2026-06-01T09:00:00Z","exited":"2026-06-01T09:10:00Z"}"#
+            .write(toFile: otherDevice, atomically: true, encoding: .utf8)
+        let none = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--truth", otherDevice])
+        #expect(none.status == 1)
+        #expect(none.output.contains("of 600 covered") && none.output.contains("device ids and times"), "\(none.output)")
     }
 
     @Test("too short a recording is refused with what to do")

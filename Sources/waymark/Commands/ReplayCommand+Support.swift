@@ -48,9 +48,11 @@ struct Replay {
     /// What the engine learned about the venue's radio so far.
     var calibration: VenueCalibration { engine.calibration }
 
-    init(site: Site, inputName: String, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter, workers: Int = 1) {
+    /// `teacher`: where devices truly were, for `waymark site calibrate --truth`.
+    init(site: Site, inputName: String, reorderWindow: Double, includeTransitions: Bool, writer: OutputWriter, workers: Int = 1,
+         teacher: CalibrationTeacher? = nil) {
         self.inputName = inputName
-        engine = FusionWorkers(site: site, count: workers)
+        engine = FusionWorkers(site: site, count: workers, teacher: teacher)
         notifier = Notifier(site: site)
         self.reorderWindow = reorderWindow
         self.includeTransitions = includeTransitions

@@ -16,12 +16,21 @@ extension SiteCommand {
             the room loss and each gateway's deviation from the model, with standard errors (docs/fusion.md). \
             With --write the site file's `calibration:` section is replaced (or added at the end) with these values, \
             leaving the rest of the file as it is; the engine then starts from them.
+
+            With --truth the recording is a walk test whose places are known: a tag carried to each region and held \
+            there for half a minute or more, one {"type":"truth","device","region","entered","exited"} line per stay \
+            (times in Unix seconds or ISO-8601). The calibration then learns from those seconds in those regions \
+            instead of where the tracker believed the tag was. Without it, a gateway reading far off in a venue with \
+            few tags is learned short: the place and the offset come from the same readings (docs/fusion.md, \
+            "A walk test").
             """)
 
         @Option(help: "The site file (YAML).") var site: String
         @Option(help: "The sightings file (JSONL), or edge batches with --batches.") var input: String
         @Flag(help: "The input holds edge batches (one SightingBatch per line).") var batches = false
         @Flag(help: "Write the values into the site file's calibration: section.") var write = false
+        @Option(help: "Where the tags truly were (JSONL stays of a walk test); the calibration learns from those places.")
+        var truth: String?
 
         func run() throws {
             let loaded = try loadSiteOrExit(site)
@@ -29,19 +38,32 @@ extension SiteCommand {
                 printError("\(input): cannot open the sightings file")
                 throw ExitCode(1)
             }
-            var replay = Replay(site: loaded, inputName: input, reorderWindow: 5, includeTransitions: false, writer: OutputWriter())
+            var teacher: CalibrationTeacher?
+            if let truth {
+                do { teacher = try Self.teacher(path: truth, site: loaded) } catch {
+                    printError("\(error)")
+                    throw ExitCode(1)
+                }
+            }
+            var replay = Replay(site: loaded, inputName: input, reorderWindow: 5, includeTransitions: false, writer: OutputWriter(),
+                                teacher: teacher)
             replay.read(reader, batches: batches)
             try replay.finish()
             let c = replay.calibration
             guard c.updates >= 60 else {
-                printError("\(input): only \(Int(c.updates)) seconds in which a device's region was certain; "
-                           + "record longer (at least a few minutes of devices moving through the venue) and run again")
+                if let truth {
+                    printError("\(input): only \(Int(c.updates)) seconds of the stays in \(truth) could teach (of \(teacher?.seconds ?? 0) covered); "
+                               + "check that its device ids and times match the recording, and hold the tag in each region longer")
+                } else {
+                    printError("\(input): only \(Int(c.updates)) seconds in which a device's region was certain; "
+                               + "record longer (at least a few minutes of devices moving through the venue) and run again")
+                }
                 throw ExitCode(1)
             }
-            print(Self.table(c, site: loaded))
+            print(Self.table(c, site: loaded, taughtBy: truth))
             if write {
                 let text = try String(contentsOfFile: site, encoding: .utf8)
-                let updated = Self.rewrite(text, with: Self.section(c, site: loaded, input: input))
+                let updated = Self.rewrite(text, with: Self.section(c, site: loaded, input: input, taughtBy: truth))
                 try Data(updated.utf8).write(to: URL(fileURLWithPath: site))
                 // The result must still load.
                 _ = try loadSiteOrExit(site)
@@ -49,12 +71,12 @@ extension SiteCommand {
             }
         }
 
-        static func table(_ c: VenueCalibration, site: Site) -> String {
+        static func table(_ c: VenueCalibration, site: Site, taughtBy truth: String? = nil) -> String {
             let u = c.uncertainty
             func f(_ v: Double, _ digits: Int = 1) -> String { String(format: "%+.\(digits)f", v) }
             func se(_ v: Double, _ digits: Int = 1) -> String { v.isFinite ? String(format: "± %.\(digits)f", v) : "± ?" }
             var lines = [
-                "learned from \(Int(c.updates)) confident seconds",
+                truth.map { "learned from \(Int(c.updates)) seconds of the stays in \($0)" } ?? "learned from \(Int(c.updates)) confident seconds",
                 "measured-power correction  \(f(c.powerCorrectionDB)) dB \(se(u.powerDB))   (added to every tag's measured power)",
                 "path-loss exponent         \(String(format: "%.2f", c.pathLossExponent)) \(se(u.exponent, 2))   (site: \(String(format: "%.2f", site.calibration.pathLossExponent ?? site.fusion.pathLossExponent)))",
                 "room loss                  \(String(format: "%.1f", c.roomLossDB)) dB \(se(u.roomLossDB))   (a wall between two rooms)",
@@ -73,12 +95,18 @@ extension SiteCommand {
                              + String(n).leftPadded(9) + "   " + applied.padding(toLength: 21, withPad: " ", startingAt: 0) + reliability)
             }
             lines.append("(a deviation within ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB is not corrected: it is as likely where the gateway hangs as its hardware;")
-            lines.append(" reliability: the share of a device's seconds the gateway reports when the signal is strong — a low one points at its scanner or radio)")
+            lines.append(" reliability: the share of a device's seconds the gateway reports when the signal is strong — a low one points at its scanner or radio")
+            if truth == nil {
+                lines.append(" ±: the readings' scatter only. With few tags a gateway far off is learned short, its region's place and its offset")
+                lines.append(" taken from the same readings: a walk test with --truth learns it from known places)")
+            } else {
+                lines.append(")")
+            }
             return lines.joined(separator: "\n")
         }
 
         /// The `calibration:` section for the site file.
-        static func section(_ c: VenueCalibration, site: Site, input: String) -> String {
+        static func section(_ c: VenueCalibration, site: Site, input: String, taughtBy truth: String? = nil) -> String {
             let date = ISO8601DateFormatter().string(from: Date())
             var offsets: [(String, Double)] = []
             let corrections = c.appliedCorrectionsDB
@@ -89,7 +117,7 @@ extension SiteCommand {
             var s = """
             calibration:
               # Written by `waymark site calibrate --write` on \(date) from \(input)
-              # (\(Int(c.updates)) confident seconds). The engine starts from these and goes on learning.
+              # (\(truth.map { "\(Int(c.updates)) seconds of the stays in \($0)" } ?? "\(Int(c.updates)) confident seconds")). The engine starts from these and goes on learning.
               measured_power_offset_db: \(String(format: "%.1f", c.powerCorrectionDB))
               path_loss_exponent: \(String(format: "%.2f", c.pathLossExponent))
               room_loss_db: \(String(format: "%.1f", c.roomLossDB))
