@@ -242,6 +242,11 @@ public struct FusionWorkers: Sendable {
         }
     }
 
+    /// Set by `restore(workers:)` when the site file's `calibration:` section was not the one the
+    /// saved calibration was learned from: the engines started from the file's values
+    /// (`FusionEngine.restore(calibration:)`).
+    public private(set) var calibrationStartedFromSiteFile = false
+
     /// Restores the workers' state. Saved with as many workers: each its own. Saved with another
     /// number (or one engine before workers existed: a single element): worker `i` starts from the
     /// saved worker `i` modulo their number — a calibration learned from other devices of the same
@@ -253,7 +258,7 @@ public struct FusionWorkers: Sendable {
             workers[w].feed.nextTick = s.nextTick >= 0 ? s.nextTick : -.infinity
             // Saved before it existed: the evidence then reached the last tick at least.
             workers[w].feed.evidenceEnd = s.evidenceEnd ?? (s.nextTick >= 0 ? s.nextTick - 1 : -.infinity)
-            if let c = s.calibration { workers[w].engine.restore(calibration: c) }
+            if let c = s.calibration, !workers[w].engine.restore(calibration: c) { calibrationStartedFromSiteFile = true }
             if let h = s.gatewayHealth { workers[w].engine.restore(gatewayHealth: h) }
         }
     }

@@ -84,6 +84,41 @@ import WaymarkCore
         #expect(restored.outputs == original.outputs)
     }
 
+    @Test func aCalibrationWrittenIntoTheSiteFileSinceTheCheckpointIsWhereTheEngineStarts() throws {
+        let learnedOn = try Venue.line(4, spacing: 10, radius: 3)
+        var d = Driver(learnedOn)
+        d.run(for: 60, step: 0.5) { d in
+            d.heartbeat()
+            for (g, m) in [("g0", 9.0), ("g1", 1.0), ("g2", 9.0)] { d.hear(g, rssi: rssi(atDistance: m)) }
+        }
+        let learned = d.engine.calibration
+        #expect(learned.updates > 0 && learned.powerCorrectionDB != 0)
+        let saved = try JSONDecoder().decode(CalibrationCheckpoint.self, from: JSONEncoder().encode(d.engine.calibrationCheckpoint()))
+
+        // The same site file: the engine resumes what it learned.
+        var same = FusionEngine(site: learnedOn)
+        let resumed = same.restore(calibration: saved)
+        #expect(resumed)
+        #expect(same.calibration.updates == learned.updates && same.calibration.powerCorrectionDB == learned.powerCorrectionDB)
+
+        // A `calibration:` section written since (here the venue's level measured at 0 dB): the
+        // engine starts from it; only the gateways' learned reception is kept.
+        var rewritten = FusionEngine(site: try Venue.line(4, spacing: 10, radius: 3, levelKnown: true))
+        let resumedRewritten = rewritten.restore(calibration: saved)
+        #expect(!resumedRewritten)
+        #expect(rewritten.calibration.updates == 0 && rewritten.calibration.powerCorrectionDB == 0)
+        #expect(rewritten.calibration.reception == learned.reception)
+
+        // A checkpoint from before the section was saved with it cannot tell: it resumes.
+        var json = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(saved)) as? [String: Any])
+        json.removeValue(forKey: "siteCalibration")
+        let older = try JSONDecoder().decode(CalibrationCheckpoint.self, from: JSONSerialization.data(withJSONObject: json))
+        var fromOlder = FusionEngine(site: try Venue.line(4, spacing: 10, radius: 3, levelKnown: true))
+        let resumedOlder = fromOlder.restore(calibration: older)
+        #expect(resumedOlder)
+        #expect(fromOlder.calibration.updates == learned.updates)
+    }
+
     @Test func checkpointSurvivesRemovedRegions() throws {
         var d = Driver(try Venue.line(3))
         d.run(for: 3) { d in d.heartbeat(); d.hear("g2", rssi: rssi(atDistance: 1)) }

@@ -81,6 +81,9 @@ extension AggregatorService {
                 core.restore(devices: restored.devices, progress: restored.progress, state: restored.state,
                              statuses: restored.statuses, now: Self.now(), notifierStates: restored.notifierStates,
                              calibrationSeed: restored.calibrationSeed)
+                if core.fusion.calibrationStartedFromSiteFile {
+                    logger.notice("the site file's calibration: section is not the one the saved venue calibration was learned from: the calibration starts from the file's values (what was learned before is dropped, the gateways' learned reception kept)")
+                }
                 if let key = restored.calibrationSeedKey {
                     logger.info("no checkpoint of this aggregator's own yet: its venue calibration starts from the one the site's last other aggregator saved",
                                 metadata: ["from_shards": .string(key.isEmpty ? "all" : key),

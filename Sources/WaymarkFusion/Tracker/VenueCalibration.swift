@@ -322,6 +322,30 @@ public struct CalibrationCheckpoint: Codable, Sendable, Hashable {
     var reception: ReceptionCalibration?
     /// The engine's first evidence time (`FusionEngine.firstEvidence`; absent before it was kept).
     var firstEvidence: Double?
+    /// The site file's `calibration:` section the engine started from (absent before it was kept).
+    var siteCalibration: SiteCalibrationStamp?
+}
+
+/// The site file's `calibration:` section as saved with a checkpoint: an operator who writes a new
+/// one (`waymark site calibrate --write`, a walk test) means the engine to start from it, not to
+/// resume what it had learned before (`FusionEngine.restore(calibration:)`).
+struct SiteCalibrationStamp: Codable, Sendable, Hashable {
+    var measuredPowerOffsetDB: Double?
+    var pathLossExponent: Double?
+    var roomLossDB: Double?
+    /// `gateway_offsets_db` by gateway id, in id order (arrays: the checkpoint's binary encoding
+    /// has no dictionaries).
+    var gateways: [String]
+    var gatewayOffsetsDB: [Double]
+
+    init(_ c: SiteCalibration) {
+        measuredPowerOffsetDB = c.measuredPowerOffsetGiven ? c.measuredPowerOffsetDB : nil
+        pathLossExponent = c.pathLossExponent
+        roomLossDB = c.roomLossDB
+        let sorted = c.gatewayOffsetsDB.sorted { $0.key < $1.key }
+        gateways = sorted.map(\.key)
+        gatewayOffsetsDB = sorted.map(\.value)
+    }
 }
 
 extension FusionEngine {
@@ -332,24 +356,35 @@ extension FusionEngine {
         var rest = calibration
         rest.reception = ReceptionCalibration(gatewayCount: 0)
         return CalibrationCheckpoint(gateways: ctx.gatewayIDs, calibration: rest, reception: calibration.reception,
-                                     firstEvidence: firstEvidence.isNaN ? nil : firstEvidence)
+                                     firstEvidence: firstEvidence.isNaN ? nil : firstEvidence,
+                                     siteCalibration: SiteCalibrationStamp(site.calibration))
     }
 
     /// Restores a saved venue calibration (gateways matched by id; the prior path-loss exponent
-    /// stays the current site's).
-    public mutating func restore(calibration saved: CalibrationCheckpoint) {
+    /// stays the current site's). When the site file's `calibration:` section is not the one the
+    /// checkpoint was learned from (rewritten by `waymark site calibrate --write` since), the
+    /// learned values are dropped and the engine starts from the file's, keeping only the learned
+    /// reception (how often each gateway reports): returns false then, true when it resumed.
+    @discardableResult
+    public mutating func restore(calibration saved: CalibrationCheckpoint) -> Bool {
         var c = VenueCalibration(site: site)
         let s = saved.calibration
-        c.powerCorrectionDB = s.powerCorrectionDB
-        c.pathLossExponent = s.pathLossExponent
-        c.roomLossDB = s.roomLossDB
-        c.updates = s.updates
+        let resumes = saved.siteCalibration.map { $0 == SiteCalibrationStamp(site.calibration) } ?? true
         // The reception model as saved (an older checkpoint has none: the default curve).
         if let reception = saved.reception {
             c.reception = saved.gateways == ctx.gatewayIDs && reception.gatewayCount == ctx.gatewayIDs.count
                 ? reception
                 : reception.remapped(to: ctx.gatewayIDs.count, saved.gateways.map { site.gatewayIndex($0) })
         }
+        guard resumes else {
+            calibration = c
+            if let first = saved.firstEvidence { firstEvidence = first }
+            return false
+        }
+        c.powerCorrectionDB = s.powerCorrectionDB
+        c.pathLossExponent = s.pathLossExponent
+        c.roomLossDB = s.roomLossDB
+        c.updates = s.updates
         c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
         c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy
         for (i, id) in saved.gateways.enumerated() {
@@ -371,5 +406,6 @@ extension FusionEngine {
         }
         calibration = c
         if let first = saved.firstEvidence { firstEvidence = first }
+        return true
     }
 }
