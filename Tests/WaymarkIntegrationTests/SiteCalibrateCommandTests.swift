@@ -80,6 +80,31 @@ struct SiteCalibrateCommandTests {
         let (loaded, _) = try SiteLoader.load(path: site)
         #expect(try #require(loaded.calibration.gatewayOffsetsDB["gw-b2"]) < -2)
 
+        // The longest stay written down with the wrong region (across the hall): the command lists
+        // it first among the stays to check (longest first).
+        var stays = try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let longest = try #require(stays.indices.filter { stays[$0]["type"] as? String == "truth" }.max {
+            let a = stays[$0], b = stays[$1]
+            return (a["exited"] as! Double) - (a["entered"] as! Double) < (b["exited"] as! Double) - (b["entered"] as! Double)
+        })
+        let trueRegion = try #require(stays[longest]["region"] as? String)
+        // cell-<row a–c><column 1–4>: the opposite row and half of the hall.
+        let wrongRegion = trueRegion.hasPrefix("cell-")
+            ? "cell-" + (trueRegion.dropFirst(5).first == "a" ? "c" : "a") + ((Int(String(trueRegion.suffix(1))) ?? 1) >= 3 ? "1" : "4")
+            : "cell-a1"
+        stays[longest]["region"] = wrongRegion
+        let mislabelled = dir.appendingPathComponent("mislabelled.jsonl").path
+        try stays.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }.joined(separator: "\n")
+            .write(toFile: mislabelled, atomically: true, encoding: .utf8)
+        let checked = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--truth", mislabelled])
+        #expect(checked.status == 0, "\(checked.output)")
+        #expect(checked.output.contains("stays in which the engine placed the tag elsewhere"), "\(checked.output)")
+        let listed = checked.output.split(separator: "\n").drop { !$0.hasPrefix("stays in which") }.dropFirst().first
+        #expect(listed?.hasPrefix("  \(wrongRegion) ") == true && listed?.contains(": there 0 % of its") == true, "\(checked.output)")
+        #expect(!checked.output.contains("mac:") && !checked.output.contains("ibeacon:"), "no device ids in the output")
+
         // A region the site does not have: refused, naming it and the site's regions.
         let badRegion = dir.appendingPathComponent("bad-region.jsonl").path
         try #"{"type":"truth","device":"mac:02-00-00-00-00-01","region":"atrium","entered":1780304400,"exited":1780304460}"#

@@ -12,8 +12,10 @@ import WaymarkCore
 /// held there for a while, with the times written down.
 ///
 /// Only seconds wholly inside a stay teach, and only when the stay's region is in the device's
-/// monitored set; the usual gates on the device's level and the model's fit still apply, so a
-/// wrong line costs a few seconds of learning, not a wrong calibration. What the tracker decides
+/// monitored set; the usual gates on the device's level and the model's fit still apply, but they
+/// are lenient (12 dB): a stay with the wrong region or times teaches wrong places, which is why
+/// `waymark site calibrate` lists the stays in which the engine placed the tag elsewhere most of
+/// the time. What the tracker decides
 /// (the live region, the recorded history) does not change, except that every region of the set
 /// is evaluated (no pruning), so that the stay's region has its fitted level.
 public struct CalibrationTeacher: Sendable {
@@ -31,7 +33,7 @@ public struct CalibrationTeacher: Sendable {
     }
 
     /// Each device's stays, sorted by start.
-    let stays: [DeviceID: [Stay]]
+    public let stays: [DeviceID: [Stay]]
 
     public init(stays: [DeviceID: [Stay]]) {
         self.stays = stays.mapValues { $0.sorted { $0.from < $1.from } }

@@ -45,6 +45,9 @@ struct Replay {
     private var out: [FusionOutput] = []
     private var unknownGatewaysReported = Set<String>()
     var summary = Summary()
+    /// When not nil, every live-region output is kept here too (`waymark site calibrate --truth`
+    /// compares them with the walk test's stays).
+    var liveLocations: [FusionOutput.LiveLocation]?
     /// What the engine learned about the venue's radio so far.
     var calibration: VenueCalibration { engine.calibration }
 
@@ -198,6 +201,7 @@ struct Replay {
             switch line {
             case .output(let o):
                 guard includeTransitions || o.type != "transition" else { continue }
+                if case .live(let l) = o { liveLocations?.append(l) }
                 summary.outputs[o.type, default: 0] += 1
                 writer.write(try encoder.encode(o))
             case .notification(let n):

@@ -47,6 +47,7 @@ extension SiteCommand {
             }
             var replay = Replay(site: loaded, inputName: input, reorderWindow: 5, includeTransitions: false, writer: OutputWriter(),
                                 teacher: teacher)
+            if teacher != nil { replay.liveLocations = [] }
             replay.read(reader, batches: batches)
             try replay.finish()
             let c = replay.calibration
@@ -61,6 +62,19 @@ extension SiteCommand {
                 throw ExitCode(1)
             }
             print(Self.table(c, site: loaded, taughtBy: truth))
+            if let teacher {
+                let doubtful = Self.doubtfulStays(teacher, lives: replay.liveLocations ?? [], site: loaded)
+                if !doubtful.isEmpty {
+                    print("stays in which the engine placed the tag elsewhere most of the time (a wrong line, or a gateway near that region far off; check them before --write):")
+                    for line in doubtful.prefix(Self.doubtfulShown) { print("  " + line) }
+                    if doubtful.count > Self.doubtfulShown { print("  … and \(doubtful.count - Self.doubtfulShown) more") }
+                }
+            }
+            if let teacher, Int(c.updates) < teacher.seconds * 3 / 4 {
+                print("(\(teacher.seconds - Int(c.updates)) of the \(teacher.seconds) seconds the stays cover did not teach: the tag unheard in them, "
+                      + "its level or readings far from the model, or the stay's region not among the "
+                      + "regions the engine followed it in; check the stays' times and regions if many)")
+            }
             if write {
                 let text = try String(contentsOfFile: site, encoding: .utf8)
                 let updated = Self.rewrite(text, with: Self.section(c, site: loaded, input: input, taughtBy: truth))

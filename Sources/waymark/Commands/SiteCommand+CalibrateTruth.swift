@@ -49,6 +49,42 @@ extension SiteCommand.Calibrate {
         return CalibrationTeacher(stays: stays)
     }
 
+    static let doubtfulShown = 10
+
+    /// The stays whose whole seconds the engine's live region put elsewhere more often than not,
+    /// longest first, each as "region from–to: there N % of its seconds, mostly in R".
+    static func doubtfulStays(_ teacher: CalibrationTeacher, lives: [FusionOutput.LiveLocation], site: Site) -> [String] {
+        var byDevice: [DeviceID: [FusionOutput.LiveLocation]] = [:]
+        for l in lives { byDevice[l.device, default: []].append(l) }
+        let format = ISO8601DateFormatter()
+        var out: [(seconds: Int, line: String)] = []
+        for (device, stays) in teacher.stays.sorted(by: { $0.key < $1.key }) {
+            let live = (byDevice[device] ?? []).sorted { $0.t < $1.t }
+            for stay in stays {
+                let region = site.regions[Int(stay.region)].id
+                var here = 0, total = 0
+                var elsewhere: [String: Int] = [:]
+                var second = stay.from.rounded(.up)
+                while second + 1 <= stay.to {
+                    // The live region at the middle of the second: the last one published before it.
+                    let mid = second + 0.5
+                    var lo = 0, hi = live.count
+                    while lo < hi { let m = (lo + hi) / 2; if live[m].t <= mid { lo = m + 1 } else { hi = m } }
+                    let at = lo > 0 ? live[lo - 1].region : nil
+                    total += 1
+                    if at == region { here += 1 } else { elsewhere[at ?? "no region", default: 0] += 1 }
+                    second += 1
+                }
+                guard total > 0, here * 2 < total else { continue }
+                let mostly = elsewhere.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? "no region"
+                let span = "\(format.string(from: Date(timeIntervalSince1970: stay.from)))–\(format.string(from: Date(timeIntervalSince1970: stay.to)))"
+                // Not the device's id: the region and times name the stay, and ids stay out of output.
+                out.append((total, "\(region) \(span): there \(100 * here / total) % of its \(total) s, mostly in \(mostly)"))
+            }
+        }
+        return out.enumerated().sorted { ($0.element.seconds, -$0.offset) > ($1.element.seconds, -$1.offset) }.map(\.element.line)
+    }
+
     private static func time(_ value: Any?) -> Double? {
         let seconds: Double?
         if let n = value as? NSNumber {
