@@ -109,12 +109,13 @@ extension SiteCommand {
                              + String(n).leftPadded(9) + "   " + applied.padding(toLength: 21, withPad: " ", startingAt: 0) + reliability)
             }
             lines.append("(a deviation within ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB is not corrected: it is as likely where the gateway hangs as its hardware;")
-            lines.append(" reliability: the share of a device's seconds the gateway reports when the signal is strong — a low one points at its scanner or radio")
+            let reliability = " reliability: the share of a device's seconds the gateway reports when the signal is strong — a low one points at its scanner or radio"
             if truth == nil {
+                lines.append(reliability + ";")
                 lines.append(" ±: the readings' scatter only. With few tags a gateway far off is learned short, its region's place and its offset")
                 lines.append(" taken from the same readings: a walk test with --truth learns it from known places)")
             } else {
-                lines.append(")")
+                lines.append(reliability + ")")
             }
             return lines.joined(separator: "\n")
         }
