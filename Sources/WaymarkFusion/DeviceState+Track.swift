@@ -46,36 +46,33 @@ extension DeviceState {
                      shifts: shifts, fits: fits, into: likelihood)
             tracker.close(likelihood: UnsafeBufferPointer(likelihood), prior: UnsafeBufferPointer(prior), stay: UnsafeBufferPointer(staying))
             guard ctx.parameters.selfCalibration else { return }
+            // The slot whose region the second teaches the calibration, and the one it teaches the
+            // reception model: the region the tracker is sure of after the second's readings, and
+            // the one it was sure of *before* them (the prediction: judged after them, the seconds
+            // in which a near gateway was silent would be the less certain ones and drop out, and
+            // every gateway would look more reliable than it is). In a walk test both are the
+            // stay's region, whatever the tracker believes (`CalibrationTeacher`).
+            let taught: Int?, receptionTaught: Int?
             if let teacher = ctx.teacher {
-                // A supervised calibration: the region the truth gives teaches, in the seconds it
-                // covers, whatever the tracker believes (`CalibrationTeacher`).
-                guard let r = teacher.region(of: id, second: second), let k = slotIndex(of: r),
-                      abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) else { return }
-                calibration.learn(region: Int(r), readings: tracker.heard, b: shifts[k], measuredPower: power, tables: ctx.tracker)
-                if gap != nil, !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
-                    let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
-                    Self.learnReception(links: links, heard: tracker.heard, region: r, level: level, at: closedAt, ctx, health, &calibration)
-                }
-                return
+                taught = teacher.region(of: id, second: second).flatMap { slotIndex(of: $0) }
+                receptionTaught = taught
+            } else {
+                taught = RegionTracker.argmax(tracker.alpha).flatMap { $0.p >= VenueCalibration.minConfidence ? $0.index : nil }
+                receptionTaught = RegionTracker.argmax(UnsafeBufferPointer(prior)).flatMap { $0.p >= VenueCalibration.minConfidence ? $0.index : nil }
             }
-            // Only a second the model explains well teaches: the tracker is sure of the region, the
-            // device's level is within two spreads of the venue's (once the venue's level is known:
-            // `VenueCalibration.levelGateDB`) and the typical reading within two sigmas of the model
-            // (not a device heard mostly by gateways far outside its set).
-            if let (k, p) = RegionTracker.argmax(tracker.alpha), p >= VenueCalibration.minConfidence,
-               abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
+            // Only a second the model explains well teaches: the device's level is within two
+            // spreads of the venue's (once the venue's level is known: `VenueCalibration.levelGateDB`)
+            // and the typical reading within two sigmas of the model (not a device heard mostly by
+            // gateways far outside its set).
+            if let k = taught, abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
                 calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
                                   measuredPower: power, tables: ctx.tracker)
             }
-            // The reception model learns from seconds whose region was certain *before* their own
-            // readings (the prediction): judged after them, the seconds in which a near gateway was
-            // silent would be the less certain ones and drop out, and every gateway would look more
-            // reliable than it is. Once every gateway has a few hundred opportunities behind it, one
-            // second in four keeps it current at a quarter of the cost, chosen by a hash of its first
-            // reading, not of its time: no device's rhythm is left out, and the same readings shifted
-            // in time (a replay, a second run) teach the same seconds.
-            if gap != nil, let (k, p) = RegionTracker.argmax(UnsafeBufferPointer(prior)),
-               p >= VenueCalibration.minConfidence, abs(shifts[k]) <= calibration.levelGateDB,
+            // Once every gateway has a few hundred opportunities behind it, one second in four keeps
+            // the reception model current at a quarter of the cost, chosen by a hash of its first
+            // reading, not of its time: no device's rhythm is left out, and the same readings
+            // shifted in time (a replay, a second run) teach the same seconds.
+            if gap != nil, let k = receptionTaught, abs(shifts[k]) <= calibration.levelGateDB,
                !calibration.reception.isWellFed || Self.sampled(tracker.heard) {
                 let level = Float(power + calibration.powerCorrectionDB) + shifts[k]
                 Self.learnReception(links: links, heard: tracker.heard, region: slots[k].region, level: level, at: closedAt,

@@ -131,7 +131,7 @@ struct EvaluatorTests {
         try """
             {"type":"presence","device":"\(dev)","entered":1000.000,"exited":1100.000,"stationary":false}
             {"type":"truth","device":"\(dev)","region":"a","entered":1000.000,"exited":1040.000}
-            {"type":"truth","device":"\(dev)","region":"b","entered":1050.000,"exited":1100.000}
+            {"type":"truth","device":"\(dev)","region":"b","entered":"1970-01-01T00:17:30Z","exited":"1970-01-01T01:18:20+01:00"}
             not json
             """.write(toFile: truthPath, atomically: true, encoding: .utf8)
         let outputPath = dir.appendingPathComponent("out.jsonl").path
@@ -155,6 +155,7 @@ struct EvaluatorTests {
         let run = try reader.readReplayOutput(path: outputPath)
         let naive = try reader.readNaive(sightingsPath: sightingsPath)
         #expect(truth.visits[0].map(\.region) == [0, 1])
+        #expect(truth.visits[0][1].entered == 1050 && truth.visits[0][1].exited == 1100, "ISO-8601 times, as stays are written by hand")
         #expect(truth.deviceHours == 100.0 / 3600)
         #expect(run.locations[0].map(\.region) == [0, 1, nil, -1])
         #expect(run.visits[0] == [ScoredVisit(region: 0, entered: 1001.5, exited: 1052, reportedAt: 1052)])

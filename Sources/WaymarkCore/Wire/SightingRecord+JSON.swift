@@ -87,6 +87,10 @@ public enum UnixSeconds {
         let (unit, divisor) = t < 1e14 ? ("milliseconds", "1,000") : t < 1e17 ? ("microseconds", "1,000,000") : ("nanoseconds", "1,000,000,000")
         return "'t' \(t) is not Unix seconds (that would be after the year 5000); it looks like \(unit) since 1970: divide it by \(divisor)"
     }
+
+    /// Unix seconds of an ISO-8601 time with a zone (`2020-02-09T12:00:01.41Z`, `…+01:00`), the
+    /// form the replay format accepts for `t`; nil for anything else.
+    public static func parse(iso8601 text: String) -> Double? { ISO8601.parse(text) }
 }
 
 /// Why a replay line was not read.

@@ -15,9 +15,9 @@ import WaymarkCore
 /// monitored set; the usual gates on the device's level and the model's fit still apply, but they
 /// are lenient (12 dB): a stay with the wrong region or times teaches wrong places, which is why
 /// `waymark site calibrate` lists the stays in which the engine placed the tag elsewhere most of
-/// the time. What the tracker decides
-/// (the live region, the recorded history) does not change, except that every region of the set
-/// is evaluated (no pruning), so that the stay's region has its fitted level.
+/// the time. What the tracker decides (the live region, the recorded history) does not change,
+/// except that every region of the set is evaluated (no pruning), so that the stay's region has
+/// its fitted level.
 public struct CalibrationTeacher: Sendable {
     /// One stay: `region` (a site region index) from `from` to `to` (Unix seconds).
     public struct Stay: Sendable, Equatable {
@@ -42,7 +42,7 @@ public struct CalibrationTeacher: Sendable {
     /// How many seconds the stays cover in all (whole seconds, as they teach).
     public var seconds: Int {
         stays.values.reduce(0) { total, list in
-            total + list.reduce(0) { $0 + max(0, Int(($1.to).rounded(.down)) - Int(($1.from).rounded(.up))) }
+            total + list.reduce(0) { $0 + max(0, Int($1.to.rounded(.down)) - Int($1.from.rounded(.up))) }
         }
     }
 

@@ -333,18 +333,13 @@ struct SiteCalibrationStamp: Codable, Sendable, Hashable {
     var measuredPowerOffsetDB: Double?
     var pathLossExponent: Double?
     var roomLossDB: Double?
-    /// `gateway_offsets_db` by gateway id, in id order (arrays: the checkpoint's binary encoding
-    /// has no dictionaries).
-    var gateways: [String]
-    var gatewayOffsetsDB: [Double]
+    var gatewayOffsetsDB: [String: Double]
 
     init(_ c: SiteCalibration) {
         measuredPowerOffsetDB = c.measuredPowerOffsetGiven ? c.measuredPowerOffsetDB : nil
         pathLossExponent = c.pathLossExponent
         roomLossDB = c.roomLossDB
-        let sorted = c.gatewayOffsetsDB.sorted { $0.key < $1.key }
-        gateways = sorted.map(\.key)
-        gatewayOffsetsDB = sorted.map(\.value)
+        gatewayOffsetsDB = c.gatewayOffsetsDB
     }
 }
 
@@ -376,36 +371,33 @@ extension FusionEngine {
                 ? reception
                 : reception.remapped(to: ctx.gatewayIDs.count, saved.gateways.map { site.gatewayIndex($0) })
         }
-        guard resumes else {
-            calibration = c
-            if let first = saved.firstEvidence { firstEvidence = first }
-            return false
-        }
-        c.powerCorrectionDB = s.powerCorrectionDB
-        c.pathLossExponent = s.pathLossExponent
-        c.roomLossDB = s.roomLossDB
-        c.updates = s.updates
-        c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
-        c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy
-        for (i, id) in saved.gateways.enumerated() {
-            guard let g = site.gatewayIndex(id), i < s.offsetSum.count, i < s.offsetCount.count, i < s.offsetSquare.count else { continue }
-            c.offsetSum[g] = s.offsetSum[i]
-            c.offsetSquare[g] = s.offsetSquare[i]
-            c.offsetCount[g] = s.offsetCount[i]
-            if i < s.gatewayOffsetDB.count && i < s.applied.count {
-                c.gatewayOffsetDB[g] = s.gatewayOffsetDB[i]
-                c.applied[g] = s.applied[i]
+        if resumes {
+            c.powerCorrectionDB = s.powerCorrectionDB
+            c.pathLossExponent = s.pathLossExponent
+            c.roomLossDB = s.roomLossDB
+            c.updates = s.updates
+            c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
+            c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy
+            for (i, id) in saved.gateways.enumerated() {
+                guard let g = site.gatewayIndex(id), i < s.offsetSum.count, i < s.offsetCount.count, i < s.offsetSquare.count else { continue }
+                c.offsetSum[g] = s.offsetSum[i]
+                c.offsetSquare[g] = s.offsetSquare[i]
+                c.offsetCount[g] = s.offsetCount[i]
+                if i < s.gatewayOffsetDB.count && i < s.applied.count {
+                    c.gatewayOffsetDB[g] = s.gatewayOffsetDB[i]
+                    c.applied[g] = s.applied[i]
+                }
             }
-        }
-        // The same venue: resume with exactly the values in use when it was saved (the engine
-        // refreshes them about once a second, so refreshing now would change the next readings'
-        // distances from what an uninterrupted run computes). Another gateway list or prior:
-        // derive them from the restored sums.
-        if saved.gateways != ctx.gatewayIDs || s.exponentPrior != c.exponentPrior || s.roomLossPrior != c.roomLossPrior {
-            c.refresh()
+            // The same venue: resume with exactly the values in use when it was saved (the engine
+            // refreshes them about once a second, so refreshing now would change the next readings'
+            // distances from what an uninterrupted run computes). Another gateway list or prior:
+            // derive them from the restored sums.
+            if saved.gateways != ctx.gatewayIDs || s.exponentPrior != c.exponentPrior || s.roomLossPrior != c.roomLossPrior {
+                c.refresh()
+            }
         }
         calibration = c
         if let first = saved.firstEvidence { firstEvidence = first }
-        return true
+        return resumes
     }
 }

@@ -35,8 +35,10 @@ public struct EvaluationReader {
             guard let s = try? JSONObjectIndex(line) else { return problem(path, n, "not a JSON object") }
             guard let type = s.string("type") else { return problem(path, n, "no \"type\"") }
             guard let name = s.string("device") else { return problem(path, n, "no \"device\"") }
-            guard let entered = s.number("entered"), let exited = s.number("exited"), exited >= entered else {
-                return problem(path, n, "\"entered\" and \"exited\" must be numbers with entered ≤ exited")
+            // Unix seconds, or ISO-8601 with a zone as a walk test's stays are written by hand.
+            func time(_ key: StaticString) -> Double? { s.number(key) ?? s.string(key).flatMap { UnixSeconds.parse(iso8601: $0) } }
+            guard let entered = time("entered"), let exited = time("exited"), exited >= entered else {
+                return problem(path, n, "\"entered\" and \"exited\" must be Unix seconds or ISO-8601 times with a zone, entered ≤ exited")
             }
             switch type {
             case "truth":

@@ -13,7 +13,9 @@ extension SiteCommand.Calibrate {
     /// `waymark simulate --truth` writes and `waymark evaluate` reads; `type` may be left out),
     /// times in Unix seconds or ISO-8601 with a zone. Other types (`presence`) and blank lines are
     /// skipped. Any other problem stops with the line's number: a truth file is short and written
-    /// by hand, and a wrong line would teach the calibration wrong places.
+    /// by hand, and a wrong line would teach the calibration wrong places. (`EvaluationReader`
+    /// reads the same format for `waymark evaluate`, but skips and counts bad lines and unknown
+    /// regions, without their line numbers, as scoring should.)
     static func teacher(path: String, site: Site) throws -> CalibrationTeacher {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TruthError(description: "\(path): cannot open the truth file")
@@ -90,9 +92,7 @@ extension SiteCommand.Calibrate {
         if let n = value as? NSNumber {
             seconds = n.doubleValue
         } else if let s = value as? String {
-            let plain = ISO8601DateFormatter(), fractional = ISO8601DateFormatter()
-            fractional.formatOptions.insert(.withFractionalSeconds)
-            seconds = (plain.date(from: s) ?? fractional.date(from: s))?.timeIntervalSince1970
+            seconds = UnixSeconds.parse(iso8601: s)
         } else {
             seconds = nil
         }
