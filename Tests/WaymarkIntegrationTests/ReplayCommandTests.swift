@@ -123,6 +123,44 @@ struct ReplayCommandTests {
         #expect(replay.output.contains("1 sightings, 0 status lines, 50 bad lines"), "\(replay.output)")
     }
 
+    @Test("replay --sort fuses a file pieced together gateway by gateway exactly as the time-ordered file")
+    func sortWholeFile() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("replay-cli-sort")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let site = Self.repo.appendingPathComponent("deploy/examples/museum.yaml").path
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        let sim = try AggregatorProcesses.run([waymark, "simulate", "--site", site, "--devices", "4", "--duration", "5m",
+                                               "--seed", "13", "--sightings", path("s.jsonl"), "--quiet"])
+        #expect(sim.status == 0, "\(sim.output)")
+        // Each gateway's lines after the previous gateway's, as files gathered per gateway are joined
+        // (or a gateway's spool caught up after an outage): each gateway's lines keep their order.
+        let lines = try String(contentsOfFile: path("s.jsonl"), encoding: .utf8).split(separator: "\n").map(String.init)
+        func gateway(_ line: String) -> String {
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["gateway"] as? String ?? ""
+        }
+        let order = lines.map(gateway).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        #expect(order.count >= 3, "\(order)")
+        let grouped = order.flatMap { g in lines.filter { gateway($0) == g } }
+        try (grouped.joined(separator: "\n") + "\n").write(toFile: path("grouped.jsonl"), atomically: true, encoding: .utf8)
+
+        let reference = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", path("s.jsonl"), "--output", path("ref.jsonl")])
+        #expect(reference.status == 0 && reference.output.contains(" 0 late lines"), "\(reference.output)")
+        // Without --sort the reorder window cannot repair it: most lines are late, and the message says what to do.
+        let windowed = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", path("grouped.jsonl"), "--output", path("w.jsonl")])
+        #expect(windowed.status == 0, "\(windowed.output)")
+        #expect(windowed.output.contains("line skipped — run with --sort"), "\(windowed.output)")
+        #expect(!windowed.output.contains(" 0 late lines"), "\(windowed.output)")
+        // With --sort: nothing late, and every output line as from the time-ordered file.
+        let sorted = try AggregatorProcesses.run([waymark, "replay", "--sort", "--site", site, "--input", path("grouped.jsonl"), "--output", path("sorted.jsonl")])
+        let counts = try #require(reference.output.range(of: #"\d+ sightings, \d+ status lines, 0 bad lines, 0 late lines"#, options: .regularExpression),
+                                  "\(reference.output)")
+        #expect(sorted.status == 0 && sorted.output.contains(reference.output[counts]), "\(sorted.output)")
+        let expected = try String(contentsOfFile: path("ref.jsonl"), encoding: .utf8)
+        #expect(!expected.isEmpty)
+        #expect(try String(contentsOfFile: path("sorted.jsonl"), encoding: .utf8) == expected)
+    }
+
     @Test("a site file with an error stops replay with the field path, before reading any input")
     func badSiteFile() throws {
         let waymark = try DemoTests.binary("waymark", repo: Self.repo)

@@ -31,6 +31,9 @@ struct Replay {
     private var notes: [RuleNotification] = []
     /// Outputs and notifications in the order they happened, waiting to be written.
     private var lines: [Line] = []
+    /// Seconds of input disorder the buffer repairs; infinite: the whole input is read, then fused
+    /// in time order (`--sort`, and `waymark site calibrate`, whose walk recordings may hold one
+    /// gateway's batches after another's).
     private let reorderWindow: Double
     private let includeTransitions: Bool
     private let writer: OutputWriter
@@ -123,7 +126,7 @@ struct Replay {
     private mutating func enqueue(_ input: Pending, at time: Double, rank: Int, line: Int) {
         if time < released {
             summary.lateLines += 1
-            reportSkipped("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — sort the file by t first")
+            reportSkipped("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — run with --sort to order the whole file by time")
             return
         }
         pending.push(.init(time: time, rank: rank, line: line, input: input))

@@ -11,7 +11,8 @@ extension SiteCommand {
         static let configuration = CommandConfiguration(
             abstract: "Learn the venue's radio calibration from a recording and print it (or write it into the site file).",
             discussion: """
-            Runs the fusion engine over the sightings (as `waymark replay` does, with --batches for edge batches) \
+            Runs the fusion engine over the sightings (as `waymark replay --sort` does, with --batches for edge batches: \
+            the whole file in time order, whatever order the gateways' lines arrived in) \
             and prints what its self-calibration learned: the measured-power correction, the path-loss exponent, \
             the room loss and each gateway's deviation from the model, with standard errors (docs/fusion.md). \
             With --write the site file's `calibration:` section is replaced (or added at the end) with these values, \
@@ -45,7 +46,11 @@ extension SiteCommand {
                     throw ExitCode(1)
                 }
             }
-            var replay = Replay(site: loaded, inputName: input, reorderWindow: 5, includeTransitions: false, writer: OutputWriter(),
+            // The whole recording in time order: a walk recorded from the broker can hold a gateway's
+            // batches minutes after the others' (its spool catching up after a Wi-Fi drop), and a
+            // recording pieced together per gateway holds them one after another. A calibration input
+            // is a quarter of an hour to a day; it fits in memory.
+            var replay = Replay(site: loaded, inputName: input, reorderWindow: .infinity, includeTransitions: false, writer: OutputWriter(),
                                 teacher: teacher)
             if teacher != nil { replay.liveLocations = [] }
             replay.read(reader, batches: batches)
@@ -96,7 +101,7 @@ extension SiteCommand {
                 "room loss                  \(String(format: "%.1f", c.roomLossDB)) dB \(se(u.roomLossDB))   (a wall between two rooms)",
                 "reception sensitivity      \(c.receptionSummary)   (share of a reliable gateway's reports that arrive, "
                     + "by the RSSI expected there; from \(Int(c.receptionOpportunities)) gateway-seconds; learned again at every start)",
-                "gateway                         deviation        readings   correction applied   reliability",
+                "gateway                         deviation          readings   correction applied   reliability",
             ]
             let corrections = c.appliedCorrectionsDB
             for (g, gw) in site.gateways.enumerated() {
@@ -105,7 +110,7 @@ extension SiteCommand {
                 let applied = corrections[g] != 0 ? f(corrections[g]) + " dB" : "–"
                 let reliability = c.receptionOpportunities(gateway: g) >= 200
                     ? "\(Int((c.gatewayReliability[g] * 100).rounded())) %" : "(too few seconds)"
-                lines.append(gw.id.padding(toLength: 32, withPad: " ", startingAt: 0) + dev.padding(toLength: 17, withPad: " ", startingAt: 0)
+                lines.append(gw.id.padding(toLength: 32, withPad: " ", startingAt: 0) + dev.padding(toLength: 19, withPad: " ", startingAt: 0)
                              + String(n).leftPadded(9) + "   " + applied.padding(toLength: 21, withPad: " ", startingAt: 0) + reliability)
             }
             lines.append("(a deviation within ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB is not corrected: it is as likely where the gateway hangs as its hardware;")
