@@ -95,6 +95,16 @@ public struct AccuracySuite: Sendable {
                                               staggerS: options.togetherStaggerS)
         rows.append(try score(data: "kolakowski \(name)", radio: "real", site: flat, sitePath: flatPath,
                               sightings: together.sightingsPath, truth: truth, stem: "kolakowski-\(name)"))
+        // The same recordings with the flat drawn as an open plan (`KolakowskiOpenPlan`).
+        let plan = try KolakowskiOpenPlan(flat: flat, recordings: recordings, path: options.work + "/kolakowski-open-plan.yaml")
+        for recording in recordings {
+            progress("kolakowski \(recording.name), \(KolakowskiOpenPlan.name) (real, one region per anchor)")
+            let stem = "kolakowski-\(recording.name)-open-plan"
+            let truth = "\(options.work)/\(stem).visits.jsonl"
+            try plan.truth(recording).writeVisitTruth(to: truth)
+            rows.append(try score(data: "kolakowski \(recording.name), \(KolakowskiOpenPlan.name)", radio: "real", site: plan.site,
+                                  sitePath: plan.sitePath, sightings: recording.sightingsPath, truth: truth, stem: stem))
+        }
         // Simulated venues under each radio profile.
         for venue in Self.venues {
             let sitePath = "\(options.work)/\(venue.name).geometry.yaml"

@@ -41,6 +41,18 @@ public struct KolakowskiRecording: Sendable {
         self.rows = rows
     }
 
+    private init(name: String, sightingsPath: String, rows: [Row]) {
+        self.name = name
+        self.sightingsPath = sightingsPath
+        self.rows = rows
+    }
+
+    /// The same recording with each row's region given by `region` (the same readings, another
+    /// drawing of the venue: `KolakowskiOpenPlan`).
+    public func relabelled(_ region: (Row) -> String) -> KolakowskiRecording {
+        KolakowskiRecording(name: name, sightingsPath: sightingsPath, rows: rows.map { var r = $0; r.region = region($0); return r })
+    }
+
     /// Runs `tools/kolakowski/convert.py` from `dataset` into `directory` unless every one of `files`
     /// is there; `needs` is a file of the dataset the conversion reads (checked first, to say what is
     /// wrong when the dataset is missing).

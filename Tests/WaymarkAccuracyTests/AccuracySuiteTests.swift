@@ -30,7 +30,8 @@ struct AccuracySuiteTests {
             options: .init(repository: Self.repository, work: work, kolakowski: Self.kolakowski, short: true),
             replay: try ReplayRunner.locate(repository: Self.repository))
         let rows = try suite.run()
-        let expected = [("kolakowski test-robot", "real"), ("kolakowski calibration", "real"), ("kolakowski together", "real")]
+        let expected = [("kolakowski test-robot", "real"), ("kolakowski calibration", "real"), ("kolakowski together", "real"),
+                        ("kolakowski test-robot, open plan", "real"), ("kolakowski calibration, open plan", "real")]
             + AccuracySuite.venues.flatMap { v in (RadioProfile.allCases.map(\.rawValue) + ["sparse"]).map { (v.name, $0) } }
         #expect(rows.map(\.data) == expected.map(\.0))
         #expect(rows.map(\.radio) == expected.map(\.1))
@@ -52,6 +53,12 @@ struct AccuracySuiteTests {
             let site = try SiteLoader.load(path: "\(work)/\(name).geometry.yaml").site
             #expect(site.fusion == FusionParameters(), "\(name)")
         }
+        let plan = try SiteLoader.load(path: "\(work)/kolakowski-open-plan.yaml").site
+        #expect(plan.fusion == FusionParameters())
+        // One region per anchor, anchored by it alone, in one room; every cell reachable.
+        #expect(plan.regions.map(\.gateways) == plan.gateways.map { [$0.id] }, "\(plan.regions)")
+        #expect(Set(plan.regions.map(\.room)).count == 1)
+        #expect(plan.edges.count >= plan.regions.count - 1)
         let json = try JSONSerialization.jsonObject(with: Data(AccuracySuite.json(rows).utf8)) as? [[String: Any]]
         #expect(json?.count == rows.count)
         #expect((json?.first?["waymark"] as? [String: Any])?["exact"] is Double)
