@@ -123,7 +123,7 @@ struct ReplayCommandTests {
         #expect(replay.output.contains("1 sightings, 0 status lines, 50 bad lines"), "\(replay.output)")
     }
 
-    @Test("replay --sort fuses a file pieced together gateway by gateway exactly as the time-ordered file")
+    @Test("a file pieced together gateway by gateway is fused exactly as the time-ordered file; on standard input, with --sort")
     func sortWholeFile() throws {
         let waymark = try DemoTests.binary("waymark", repo: Self.repo)
         let dir = try DeployEnvironment.temporaryDirectory("replay-cli-sort")
@@ -146,19 +146,30 @@ struct ReplayCommandTests {
 
         let reference = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", path("s.jsonl"), "--output", path("ref.jsonl")])
         #expect(reference.status == 0 && reference.output.contains(" 0 late lines"), "\(reference.output)")
-        // Without --sort the reorder window cannot repair it: most lines are late, and the message says what to do.
-        let windowed = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", path("grouped.jsonl"), "--output", path("w.jsonl")])
-        #expect(windowed.status == 0, "\(windowed.output)")
-        #expect(windowed.output.contains("line skipped — run with --sort"), "\(windowed.output)")
-        #expect(!windowed.output.contains(" 0 late lines"), "\(windowed.output)")
-        // With --sort: nothing late, and every output line as from the time-ordered file.
-        let sorted = try AggregatorProcesses.run([waymark, "replay", "--sort", "--site", site, "--input", path("grouped.jsonl"), "--output", path("sorted.jsonl")])
         let counts = try #require(reference.output.range(of: #"\d+ sightings, \d+ status lines, 0 bad lines, 0 late lines"#, options: .regularExpression),
                                   "\(reference.output)")
+        // A file that out of order is read whole and fused in time order, with a note; --sort does so always.
+        let noticed = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", path("grouped.jsonl"), "--output", path("auto.jsonl")])
+        #expect(noticed.status == 0 && noticed.output.contains(reference.output[counts]), "\(noticed.output)")
+        #expect(noticed.output.contains("out of time order, more than --reorder-window 5.0 s") && noticed.output.contains("reading it whole"),
+                "\(noticed.output)")
+        #expect(!reference.output.contains("reading it whole"), "an ordered file is streamed: \(reference.output)")
+        let sorted = try AggregatorProcesses.run([waymark, "replay", "--sort", "--site", site, "--input", path("grouped.jsonl"), "--output", path("sorted.jsonl")])
         #expect(sorted.status == 0 && sorted.output.contains(reference.output[counts]), "\(sorted.output)")
+        // Standard input cannot be read twice: beyond the window its lines are late, and the message says what to do.
+        let piped = try AggregatorProcesses.run(["/bin/sh", "-c", "\"$0\" replay --site \"$1\" --input - --output \"$2\" < \"$3\"",
+                                                 waymark, site, path("piped.jsonl"), path("grouped.jsonl")])
+        #expect(piped.status == 0, "\(piped.output)")
+        #expect(piped.output.contains("line skipped — run with --sort"), "\(piped.output)")
+        #expect(!piped.output.contains(" 0 late lines"), "\(piped.output)")
+        let pipedSorted = try AggregatorProcesses.run(["/bin/sh", "-c", "\"$0\" replay --sort --site \"$1\" --input - --output \"$2\" < \"$3\"",
+                                                       waymark, site, path("piped-sorted.jsonl"), path("grouped.jsonl")])
+        #expect(pipedSorted.status == 0 && pipedSorted.output.contains(reference.output[counts]), "\(pipedSorted.output)")
         let expected = try String(contentsOfFile: path("ref.jsonl"), encoding: .utf8)
         #expect(!expected.isEmpty)
-        #expect(try String(contentsOfFile: path("sorted.jsonl"), encoding: .utf8) == expected)
+        for name in ["auto.jsonl", "sorted.jsonl", "piped-sorted.jsonl"] {
+            #expect(try String(contentsOfFile: path(name), encoding: .utf8) == expected, "\(name) differs from the time-ordered file's output")
+        }
     }
 
     @Test("a site file with an error stops replay with the field path, before reading any input")

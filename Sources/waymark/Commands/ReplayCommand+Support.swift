@@ -85,6 +85,28 @@ struct Replay {
         }
     }
 
+    /// How far out of time order `reader`'s lines are: the most any line's time (a batch's window
+    /// end) lies behind the newest time before it, 0 for a file in order. Lines that do not parse
+    /// are passed over (the replay itself reports them).
+    static func disorder(of reader: LineReader, batches: Bool) -> Double {
+        struct WindowEnd: Decodable { var end: Double }
+        let decoder = JSONDecoder()
+        var newest = -Double.infinity, most = 0.0
+        while let (_, line) = reader.next() {
+            let time: Double
+            if batches {
+                guard let end = try? decoder.decode(WindowEnd.self, from: Data(line)).end else { continue }
+                time = end
+            } else {
+                guard let input = try? ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)) else { continue }
+                time = input.time
+            }
+            most = max(most, newest - time)
+            newest = max(newest, time)
+        }
+        return most
+    }
+
     /// Reports a skipped line on stderr, the first `shownSkips` of them: a file written wrongly
     /// throughout (times in milliseconds, another format) would otherwise print one message per
     /// line. The summary counts them all.
@@ -126,7 +148,7 @@ struct Replay {
     private mutating func enqueue(_ input: Pending, at time: Double, rank: Int, line: Int) {
         if time < released {
             summary.lateLines += 1
-            reportSkipped("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — run with --sort to order the whole file by time")
+            reportSkipped("\(inputName):\(line): t=\(time) is \(released - time) s earlier than input already processed (more disorder than --reorder-window \(reorderWindow) s); line skipped — run with --sort to read the whole input and fuse it in time order")
             return
         }
         pending.push(.init(time: time, rank: rank, line: line, input: input))

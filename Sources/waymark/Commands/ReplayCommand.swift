@@ -14,9 +14,10 @@ struct ReplayCommand: ParsableCommand {
         "rssi": <dBm>, "tx": <dBm, optional>}; gateway outages as {"t": …, "gateway": "<id>", "status": "offline"|"online"}. \
         Lines may be out of time order by up to --reorder-window seconds; they are sorted within that window, and \
         lines of the same time go to the engine in the site file's gateway order (as the aggregator fuses them), so \
-        the order a file lists one moment's gateways in changes nothing. Lines later than that, and malformed lines, are reported on stderr with their line number and skipped. \
-        With --sort the whole input is read first and fused in time order, whatever its disorder: for a recording \
-        pieced together from several gateways, or one in which a gateway's spool caught up after an outage.
+        the order a file lists one moment's gateways in changes nothing. A file more out of order than that (files \
+        of several gateways joined, a gateway's backlog sent late) is read whole and fused in time order, with a \
+        note on stderr; --sort does so always. On standard input, lines later than the window are reported on \
+        stderr with their line number and skipped; malformed lines are, everywhere.
         Output lines: state, live, location, visit, monitored, journey (and transition with --transitions), each \
         with type, t (the time of the evidence, Unix seconds) and device, in processing order. `live` is the \
         tracker's live region with its confidence (published at once); `location`, `visit` and `transition` are \
@@ -30,7 +31,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "The sightings file (JSONL); '-' for standard input.") var input: String
     @Option(help: "Where to write the output JSONL (default: standard output).") var output: String?
     @Option(help: "Seconds of input disorder to repair by sorting.") var reorderWindow: Double = 5
-    @Flag(help: "Read the whole input before fusing and order all of it by time (instead of --reorder-window); holds the input in memory.")
+    @Flag(help: "Read the whole input before fusing and order all of it by time (instead of --reorder-window), standard input too; holds the input in memory. A file more out of order than --reorder-window is read so without it.")
     var sort = false
     @Flag(help: "Also write transition lines.") var transitions = false
     @Flag(help: "The input holds edge batches (one SightingBatch per line, as `waymark simulate --batches` writes them): the engine is fed exactly as waymark-aggregator feeds it, one weighted reading per device, gateway and window.")
@@ -55,7 +56,19 @@ struct ReplayCommand: ParsableCommand {
         } else {
             writer = OutputWriter(handle: .standardOutput)
         }
-        var replay = Replay(site: loaded, inputName: input, reorderWindow: sort ? .infinity : reorderWindow, includeTransitions: transitions, writer: writer,
+        var window = sort ? .infinity : reorderWindow
+        // A file out of order by more than the window would lose every line behind it: read a
+        // file so whole instead (standard input cannot be read twice; its late lines are reported).
+        if !sort, input != "-", let probe = LineReader(path: input) {
+            let disorder = Replay.disorder(of: probe, batches: batches)
+            if disorder > reorderWindow {
+                printError("\(input): its \(batches ? "batches" : "lines") are up to \(String(format: "%.0f", disorder.rounded(.up))) s out of time order, "
+                           + "more than --reorder-window \(reorderWindow) s (files of several gateways joined, or a gateway's backlog sent late): "
+                           + "reading it whole and fusing it in time order, as --sort does")
+                window = .infinity
+            }
+        }
+        var replay = Replay(site: loaded, inputName: input, reorderWindow: window, includeTransitions: transitions, writer: writer,
                             workers: workers)
         replay.read(reader, batches: batches)
         try replay.finish()
