@@ -57,4 +57,24 @@ import Testing
         #expect(message("{\"t\":true,\(Self.sighting)}") == "'t' must be Unix seconds or an ISO-8601 string, got true")
         #expect(message(#"{"t":1,"gateway":"g","device":"mac:e7-8f-13-56-24-ce","rssi":-77,"tx":"x"}"#) == "'tx' must be a number, got \"x\"")
     }
+
+    @Test("the time alone: what parse reads as t, wherever it stands, other members skipped; nil where parse finds no time")
+    func timeAlone() throws {
+        func time(_ line: String) -> Double? {
+            var text = line
+            return text.withUTF8 { ReplayInput.time(jsonLine: $0) }
+        }
+        for line in ["{\"t\":1581249601.41,\(Self.sighting)}", "{\(Self.sighting),\"t\":1581249601.41}",
+                     "{\"x\":{\"a\":[1,{\"t\":5}]},\"t\":\"2020-02-09T12:00:01.41Z\",\(Self.sighting)}",
+                     "{\"t\":\"2020-02-09T13:00:01.41+01:00\",\"gateway\":\"g\",\"status\":\"offline\"}"] {
+            #expect(time(line) == 1581249601.41, "\(line)")
+        }
+        // What parse reads (or refuses) the same way.
+        let line = "{\"rssi\":-70,\"t\":-0.5e1,\"gateway\":\"g\",\"device\":\"mac:e7-8f-13-56-24-ce\"}"
+        #expect(time(line) == (try? ReplayInput.parse(jsonLine: line))?.time)
+        for line in ["{\(Self.sighting)}", "{\"t\":null,\(Self.sighting)}", "{\"t\":true}", "{\"t\":\"yesterday\"}",
+                     "{\"t\":1581249601410,\(Self.sighting)}", "not json", "", "{\"t\":1"] {
+            #expect(time(line) == nil, "\(line)")
+        }
+    }
 }

@@ -49,6 +49,37 @@ struct ReplayLine {
         try reader.expectEnd()
     }
 
+    /// Only the line's `t` (Unix seconds, or an ISO-8601 string), every other member skipped
+    /// unread: a first pass over a file that needs nothing else (`waymark replay` measuring how
+    /// far out of order a file is). Nil when the line has no readable time.
+    static func time(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        var reader = JSONReader(bytes)
+        var time: Double?
+        do throws(JSONError) {
+            var object = try reader.openObject()
+            while try reader.next(in: &object) {
+                let key = try reader.readKey()
+                guard key.equals("t") else {
+                    try reader.skipValue()
+                    continue
+                }
+                switch reader.peek() {
+                case 0x22?: time = ISO8601.parse(try reader.readString().value)
+                case 0x2D?, 0x30?, 0x31?, 0x32?, 0x33?, 0x34?, 0x35?, 0x36?, 0x37?, 0x38?, 0x39?:
+                    let t = try reader.readNumber()
+                    time = t.isFinite && UnixSeconds.problem(t) == nil ? t : nil
+                default:
+                    try reader.skipValue()
+                    time = nil
+                }
+            }
+            try reader.expectEnd()
+        } catch {
+            return nil
+        }
+        return time
+    }
+
     private static func value(_ reader: inout JSONReader) throws(JSONError) -> Value {
         try refuseNested(&reader)
         switch reader.peek() {

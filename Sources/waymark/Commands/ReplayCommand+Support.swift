@@ -98,8 +98,8 @@ struct Replay {
                 guard let end = try? decoder.decode(WindowEnd.self, from: Data(line)).end else { continue }
                 time = end
             } else {
-                guard let input = try? ReplayInput.parse(jsonLine: String(decoding: line, as: UTF8.self)) else { continue }
-                time = input.time
+                guard let t = line.withUnsafeBufferPointer({ ReplayInput.time(jsonLine: $0) }) else { continue }
+                time = t
             }
             most = max(most, newest - time)
             newest = max(newest, time)
