@@ -168,6 +168,37 @@ struct EvaluatorTests {
         #expect(abs(s.accuracyWithinHop - 88.5 / 90) < 1e-9)
     }
 
+    @Test("the naive rule reads a sightings file joined gateway by gateway, with ISO-8601 times and status lines, as the ordered file")
+    func naiveOutOfOrder() throws {
+        let site = try TestSites.site(TestSites.line)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("waymark-eval-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dev = "mac:02-00-00-00-00-01"
+        // gw-a louder until 1003, then gw-b: in time order, and joined gateway by gateway.
+        let rssi: [String: (Int) -> Int] = ["gw-a": { $0 < 4 ? -60 : -80 }, "gw-b": { _ in -70 }]
+        func line(_ g: String, _ i: Int, iso: Bool) -> String {
+            let t = iso ? "\"1970-01-01T00:16:4\(i)Z\"" : "\(1000 + i)"
+            return #"{"t":\#(t),"gateway":"\#(g)","device":"\#(dev)","rssi":\#(rssi[g]!(i))}"#
+        }
+        let ordered = (0..<8).flatMap { i in ["gw-a", "gw-b"].map { line($0, i, iso: false) } }
+        let joined = ["gw-a", "gw-b"].flatMap { g in (0..<8).map { line(g, $0, iso: true) } }
+            + [#"{"t":1003,"gateway":"gw-b","status":"offline"}"#]
+        func naive(_ lines: [String]) throws -> (RecordedRun, Int) {
+            let path = dir.appendingPathComponent("\(UUID().uuidString).jsonl").path
+            try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            var reader = EvaluationReader(site: site)
+            return (try reader.readNaive(sightingsPath: path), reader.problemCount)
+        }
+        let (expected, problems) = try naive(ordered)
+        #expect(problems == 0)
+        #expect(expected.locations[0].map(\.region) == [0, 1, nil])
+        #expect(expected.locations[0].map(\.t) == [1000, 1005, 1009])  // gw-a's -60 of 1003 holds the 2-s window to 1005
+        let (fromJoined, joinedProblems) = try naive(joined)
+        #expect(joinedProblems == 0, "ISO-8601 times and a status line are not problems")
+        #expect(fromJoined.locations == expected.locations && fromJoined.visits == expected.visits)
+    }
+
     @Test("live latency: time from a recorded change to the first live report of its region, 0 when already shown")
     func liveLatency() throws {
         let site = try TestSites.site(TestSites.line)

@@ -110,16 +110,28 @@ public struct EvaluationReader {
     /// Runs the naive rule over a sightings file (see `NaiveBaseline`).
     public mutating func readNaive(sightingsPath path: String, windowS: Double = 2) throws -> RecordedRun {
         var baseline = NaiveBaseline(site: site, windowS: windowS)
+        // The rule reads each device's sightings in time order: a file out of order (several
+        // gateways' files joined) is put in order first, as `waymark replay` does; equal times keep
+        // the file's order.
+        var readings: [(t: Double, device: Int, gateway: Int, rssi: Double)] = []
+        var ordered = true
         try JSONLinesFile.forEachLine(path: path) { line, n in
             guard !line.isEmpty else { return }
             guard let s = try? JSONObjectIndex(line) else { return problem(path, n, "not a JSON object") }
-            guard let t = s.number("t"), let gw = s.string("gateway"), let name = s.string("device"),
-                  let rssi = s.number("rssi") else {
-                return problem(path, n, "a sighting needs numeric \"t\", \"gateway\", \"device\" and numeric \"rssi\"")
+            // A gateway status line (an outage replayed) is not a sighting.
+            if s.string("status") != nil, s.string("device") == nil { return }
+            guard let t = s.number("t") ?? s.string("t").flatMap(UnixSeconds.parse(iso8601:)), let gw = s.string("gateway"),
+                  let name = s.string("device"), let rssi = s.number("rssi") else {
+                return problem(path, n, "a sighting needs \"t\" (Unix seconds or ISO-8601), \"gateway\", \"device\" and numeric \"rssi\"")
             }
             guard let g = site.gatewayIndex(gw) else { return problem(path, n, "unknown gateway '\(gw)'") }
-            baseline.add(device: devices.id(name), gateway: g, time: t, rssi: rssi)
+            if let last = readings.last, t < last.t { ordered = false }
+            readings.append((t, devices.id(name), g, rssi))
         }
+        if !ordered {
+            readings = readings.enumerated().sorted { ($0.element.t, $0.offset) < ($1.element.t, $1.offset) }.map(\.element)
+        }
+        for r in readings { baseline.add(device: r.device, gateway: r.gateway, time: r.t, rssi: r.rssi) }
         var run = baseline.finish()
         run.ensure(devices.count - 1)
         run.normalise()
