@@ -77,4 +77,17 @@ import Testing
             #expect(time(line) == nil, "\(line)")
         }
     }
+
+    @Test("a device id written another way is refused with the id to write instead")
+    func deviceWrittenOtherwise() {
+        let tail = #","gateway":"g","rssi":-70}"#
+        for (written, meant) in [("E7:8F:13:56:24:CE", "mac:e7-8f-13-56-24-ce"), ("e7-8f-13-56-24-ce", "mac:e7-8f-13-56-24-ce"),
+                                 ("mac:e7:8f:13:56:24:ce", "mac:e7-8f-13-56-24-ce"), ("MAC:E7-8F-13-56-24-CE", "mac:e7-8f-13-56-24-ce"),
+                                 ("ibeacon:F7826DA6-4FA2-4E98-8024-BC5B71E0893E:1:2", "ibeacon:f7826da6-4fa2-4e98-8024-bc5b71e0893e:1:2")] {
+            #expect(message(#"{"t":1,"device":"\#(written)""# + tail) == "'device' '\(written)' is not a device id as written: write it '\(meant)' (lower case; a MAC address as mac:aa-bb-cc-dd-ee-ff)")
+        }
+        for written in ["tag-1", "e7:8f:13:56:24", "mac:e7-8f-13-56-24-cg"] {
+            #expect(message(#"{"t":1,"device":"\#(written)""# + tail)?.hasSuffix("mac:aa-bb-cc-dd-ee-ff or anon:<hex>)") == true, "\(written)")
+        }
+    }
 }

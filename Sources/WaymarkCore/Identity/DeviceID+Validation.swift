@@ -100,3 +100,19 @@ extension DeviceID {
         }
     }
 }
+
+extension DeviceID {
+    /// The canonical id that `text` most likely means, when it is one written another way: a MAC
+    /// address bare or with colons or upper case (`E7:8F:13:56:24:CE`, `mac:e7:8f:…`), an id in upper
+    /// case. Nil when no such reading gives a valid id. For error messages: ids are never rewritten
+    /// silently, since the same device written two ways would become two devices.
+    public static func likelyMeant(_ text: String) -> DeviceID? {
+        let lower = text.lowercased()
+        if lower != text, let id = DeviceID(lower) { return id }
+        let bare = lower.hasPrefix("mac:") ? lower.dropFirst(4) : Substring(lower)
+        let address = String(bare.map { $0 == ":" ? "-" : $0 })
+        let groups = address.split(separator: "-", omittingEmptySubsequences: false)
+        guard groups.count == 6, groups.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) else { return nil }
+        return DeviceID("mac:" + address)
+    }
+}

@@ -71,6 +71,9 @@ public enum ReplayInput: Hashable, Sendable {
         }
         guard let deviceText = try string(fields.device, "device") else { throw ReplayInputError("missing 'device' (e.g. \"mac:e7-8f-13-56-24-ce\"), or 'status' for a gateway status line") }
         guard let device = DeviceID(deviceText) else {
+            if let meant = DeviceID.likelyMeant(deviceText) {
+                throw ReplayInputError("'device' '\(deviceText)' is not a device id as written: write it '\(meant)' (lower case; a MAC address as mac:aa-bb-cc-dd-ee-ff)")
+            }
             throw ReplayInputError("'device' '\(deviceText)' is not a device id (ibeacon:<uuid>:<major>:<minor>, eddystone:<ns>:<inst>, altbeacon:…, mac:aa-bb-cc-dd-ee-ff or anon:<hex>)")
         }
         guard let rssi = try number(fields.rssi, "rssi") else { throw ReplayInputError("missing 'rssi' (dBm, e.g. -77)") }
