@@ -17,7 +17,8 @@ struct EvaluateCommand: ParsableCommand {
         between true and recorded region sequences); entry and exit latency p50/p95; flaps (changes to a \
         region the device was not in within 10 s) per device-hour, and how many of them came while the device \
         was truly between regions, truly in another region, or a stationary device's. With --sightings, the \
-        same figures for the naive rule "region of the gateway with the strongest RSSI in the last 2 s".
+        same figures for the naive rule "region of the gateway with the strongest RSSI in the last 2 s" (the \
+        sightings read in time order, whatever order the file holds them in, as `waymark replay` reads a file).
         """)
 
     @Option(help: "The site file (YAML).") var site: String
