@@ -162,12 +162,19 @@ struct ReplayCommandTests {
         #expect(piped.status == 0, "\(piped.output)")
         #expect(piped.output.contains("line skipped — run with --sort"), "\(piped.output)")
         #expect(!piped.output.contains(" 0 late lines"), "\(piped.output)")
+        // A pipe given by path is read once, like standard input: nothing lost to a first pass.
+        let fifo = try AggregatorProcesses.run(["/bin/sh", "-c", "\"$0\" replay --site \"$1\" --input /dev/stdin --output \"$2\" < \"$3\"",
+                                                waymark, site, path("fifo.jsonl"), path("s.jsonl")])
+        #expect(fifo.status == 0 && fifo.output.contains(reference.output[counts]), "\(fifo.output)")
+        let catted = try AggregatorProcesses.run(["/bin/sh", "-c", "cat \"$3\" | \"$0\" replay --site \"$1\" --input /dev/stdin --output \"$2\"",
+                                                  waymark, site, path("catted.jsonl"), path("s.jsonl")])
+        #expect(catted.status == 0 && catted.output.contains(reference.output[counts]), "\(catted.output)")
         let pipedSorted = try AggregatorProcesses.run(["/bin/sh", "-c", "\"$0\" replay --sort --site \"$1\" --input - --output \"$2\" < \"$3\"",
                                                        waymark, site, path("piped-sorted.jsonl"), path("grouped.jsonl")])
         #expect(pipedSorted.status == 0 && pipedSorted.output.contains(reference.output[counts]), "\(pipedSorted.output)")
         let expected = try String(contentsOfFile: path("ref.jsonl"), encoding: .utf8)
         #expect(!expected.isEmpty)
-        for name in ["auto.jsonl", "sorted.jsonl", "piped-sorted.jsonl"] {
+        for name in ["auto.jsonl", "sorted.jsonl", "piped-sorted.jsonl", "catted.jsonl"] {
             #expect(try String(contentsOfFile: path(name), encoding: .utf8) == expected, "\(name) differs from the time-ordered file's output")
         }
     }

@@ -58,8 +58,11 @@ struct ReplayCommand: ParsableCommand {
         }
         var window = sort ? .infinity : reorderWindow
         // A file out of order by more than the window would lose every line behind it: read a
-        // file so whole instead (standard input cannot be read twice; its late lines are reported).
-        if !sort, input != "-", let probe = LineReader(path: input) {
+        // file so whole instead. Only a regular file can be read twice: standard input, a pipe or
+        // /dev/stdin keep the window, and their late lines are reported.
+        let regular = input != "-"
+            && (try? FileManager.default.attributesOfItem(atPath: input)[.type] as? FileAttributeType) == .typeRegular
+        if !sort, regular, let probe = LineReader(path: input) {
             let disorder = Replay.disorder(of: probe, batches: batches)
             if disorder > reorderWindow {
                 printError("\(input): its \(batches ? "batches" : "lines") are up to \(String(format: "%.0f", disorder.rounded(.up))) s out of time order, "
