@@ -154,6 +154,10 @@ struct ReplayCommandTests {
         #expect(noticed.output.contains("out of time order, more than --reorder-window 5.0 s") && noticed.output.contains("reading it whole"),
                 "\(noticed.output)")
         #expect(!reference.output.contains("reading it whole"), "an ordered file is streamed: \(reference.output)")
+        // The same through a symbolic link (as /etc/… files often are).
+        try FileManager.default.createSymbolicLink(atPath: path("linked.jsonl"), withDestinationPath: path("grouped.jsonl"))
+        let linked = try AggregatorProcesses.run([waymark, "replay", "--site", site, "--input", path("linked.jsonl"), "--output", path("linked-out.jsonl")])
+        #expect(linked.status == 0 && linked.output.contains("reading it whole"), "\(linked.output)")
         let sorted = try AggregatorProcesses.run([waymark, "replay", "--sort", "--site", site, "--input", path("grouped.jsonl"), "--output", path("sorted.jsonl")])
         #expect(sorted.status == 0 && sorted.output.contains(reference.output[counts]), "\(sorted.output)")
         // Standard input cannot be read twice: beyond the window its lines are late, and the message says what to do.
@@ -174,7 +178,7 @@ struct ReplayCommandTests {
         #expect(pipedSorted.status == 0 && pipedSorted.output.contains(reference.output[counts]), "\(pipedSorted.output)")
         let expected = try String(contentsOfFile: path("ref.jsonl"), encoding: .utf8)
         #expect(!expected.isEmpty)
-        for name in ["auto.jsonl", "sorted.jsonl", "piped-sorted.jsonl", "catted.jsonl"] {
+        for name in ["auto.jsonl", "linked-out.jsonl", "sorted.jsonl", "piped-sorted.jsonl", "catted.jsonl"] {
             #expect(try String(contentsOfFile: path(name), encoding: .utf8) == expected, "\(name) differs from the time-ordered file's output")
         }
     }

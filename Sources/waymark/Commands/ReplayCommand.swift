@@ -60,8 +60,8 @@ struct ReplayCommand: ParsableCommand {
         // A file out of order by more than the window would lose every line behind it: read a
         // file so whole instead. Only a regular file can be read twice: standard input, a pipe or
         // /dev/stdin keep the window, and their late lines are reported.
-        let regular = input != "-"
-            && (try? FileManager.default.attributesOfItem(atPath: input)[.type] as? FileAttributeType) == .typeRegular
+        var status = stat()
+        let regular = input != "-" && stat(input, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG  // follows symbolic links
         if !sort, regular, let probe = LineReader(path: input) {
             let disorder = Replay.disorder(of: probe, batches: batches)
             if disorder > reorderWindow {
