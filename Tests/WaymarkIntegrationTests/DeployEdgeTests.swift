@@ -31,8 +31,11 @@ struct DeployEdgeTests {
         return url
     }
 
-    func runEdge(_ broker: DeployBroker, gateway: String, account: String, timeout: TimeInterval) throws -> DeployCommandResult {
-        let replay = try Self.replayFile(in: broker.directory)
+    /// The real agent as `gateway`, logged in over TLS as `account`, replaying `replay` (default:
+    /// `replayFile`) as fast as it can and exiting when done.
+    static func runEdge(_ broker: DeployBroker, gateway: String, account: String, replay: URL? = nil,
+                        timeout: TimeInterval) throws -> DeployCommandResult {
+        let replay = try replay ?? Self.replayFile(in: broker.directory)
         return try DeployCommand.run(try Self.edgeBinary(), [
             "--site", broker.siteURL.path, "--gateway", gateway, "--source", "replay:\(replay.path)", "--rate", "0",
             "--broker", "mqtts://127.0.0.1:\(broker.tlsPort)", "--spool-dir", broker.directory.appendingPathComponent("spool-\(gateway)").path,
@@ -50,7 +53,7 @@ struct DeployEdgeTests {
         let topics = ["\(p)/gateways/+/sightings", "\(p)/gateways/+/status"]
         try broker.openSession(broker.connection(DeployBroker.aggregatorUser), clientID: "agg", topics: topics)
 
-        let edge = try runEdge(broker, gateway: "gw-a", account: DeployBroker.gatewayUser("gw-a"), timeout: 60)
+        let edge = try Self.runEdge(broker, gateway: "gw-a", account: DeployBroker.gatewayUser("gw-a"), timeout: 60)
         #expect(edge.status == 0 && !edge.timedOut, "\(edge)")
 
         let received = try broker.collect(broker.connection(DeployBroker.aggregatorUser), clientID: "agg", topics: topics, skipRetained: true)
@@ -82,7 +85,7 @@ struct DeployEdgeTests {
 
         // gw-a's credentials, gw-b's identity: its last will on gw-b/status is refused at connect,
         // or its publishes are dropped; either way it keeps retrying until the time limit.
-        _ = try runEdge(broker, gateway: "gw-b", account: DeployBroker.gatewayUser("gw-a"), timeout: 6)
+        _ = try Self.runEdge(broker, gateway: "gw-b", account: DeployBroker.gatewayUser("gw-a"), timeout: 6)
 
         #expect(try broker.collect(broker.connection(DeployBroker.aggregatorUser), clientID: "agg", topics: topics) == [])
         #expect(broker.log.contains("Denied") || broker.log.contains("not authorised"), "\(broker.log)")

@@ -67,13 +67,8 @@ struct DeployWalkTestTests {
         try broker.openSession(broker.connection(DeployBroker.aggregatorUser, tls: true), clientID: "walk", topics: filter)
         // 2. Each gateway's agent, with its own account over TLS, one after another.
         for gateway in DeployBroker.gateways {
-            let edge = try DeployCommand.run(try DeployEdgeTests.edgeBinary(), [
-                "--site", broker.siteURL.path, "--gateway", gateway, "--source", "replay:\(input.path)", "--rate", "0",
-                "--broker", "mqtts://127.0.0.1:\(broker.tlsPort)", "--spool-dir", dir.appendingPathComponent("spool-\(gateway)").path,
-                "--metrics-port", "0", "--exit-when-done",
-                "--set", "mqtt.username=\(DeployBroker.gatewayUser(gateway))", "--set", "mqtt.password=\(try broker.password(DeployBroker.gatewayUser(gateway)))",
-                "--set", "mqtt.ca_file=\(broker.certificates.appendingPathComponent("ca.crt").path)",
-            ], timeout: 120)
+            let edge = try DeployEdgeTests.runEdge(broker, gateway: gateway, account: DeployBroker.gatewayUser(gateway), replay: input,
+                                                   timeout: 120)
             try #require(edge.status == 0 && !edge.timedOut, "\(edge)")
         }
         let received = try broker.collect(broker.connection(DeployBroker.aggregatorUser, tls: true), clientID: "walk", topics: filter,
