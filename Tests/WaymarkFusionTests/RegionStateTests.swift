@@ -52,7 +52,12 @@ import WaymarkCore
     }
 
     @Test func weakSightingsDoNotKeepARegion() throws {
-        var d = Driver(try Venue.line(2, radius: 3))
+        // The venue's level as configured, not learned: to the self-calibration, one device heard
+        // for 40 s as from 8 m while the tracker places it in r0 (2.3 m typical) is a venue whose
+        // receivers read 10 dB low, and it learns that (−10.5 dB after 15 such seconds), after
+        // which the same readings do put the device within 3 m. What is tested here is Core
+        // Location's inside / outside for a venue whose level is known.
+        var d = Driver(try Venue.line(2, radius: 3, fusion: "self_calibration: false"))
         d.run(for: 5) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
         // Heard at 8 m (on the far side of g0, 18 m from g1): not within the 3 m radius, so not
         // qualifying evidence: the region is left (Core Location's region state). The device is

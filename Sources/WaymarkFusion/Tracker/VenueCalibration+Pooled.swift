@@ -15,6 +15,9 @@ extension VenueCalibration {
         c.roomLossDB = mean(\.roomLossDB)
         c.powerMean = mean(\.powerMean)
         c.powerSquare = mean(\.powerSquare)
+        if parts.allSatisfy({ $0.levelTerms != nil }) {
+            c.levelTerms = LevelTerms(y: mean { $0.levelTerms!.y }, x: mean { $0.levelTerms!.x }, z: mean { $0.levelTerms!.z })
+        }
         c.sxx = parts.reduce(0) { $0 + $1.sxx }
         c.sxz = parts.reduce(0) { $0 + $1.sxz }
         c.szz = parts.reduce(0) { $0 + $1.szz }

@@ -36,11 +36,26 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case powerCorrectionDB, pathLossExponent, roomLossDB, gatewayOffsetDB, updates, powerMean, powerSquare
-        case sxx, sxz, szz, sxy, szy, offsetSum, offsetSquare, offsetCount, applied, exponentPrior, roomLossPrior
+        case sxx, sxz, szz, sxy, szy, offsetSum, offsetSquare, offsetCount, applied, exponentPrior, roomLossPrior, levelTerms
+    }
+
+    /// `levelTerms`' running means.
+    struct LevelTerms: Hashable, Sendable, Codable {
+        var y: Double, x: Double, z: Double
     }
 
     // Sufficient statistics (decayed).
     var powerMean = 0.0, powerSquare = 0.0
+    /// The venue's level, kept apart from the exponent and room loss it was measured with: the
+    /// running means (over the last ~`powerMemory` confident seconds) of each second's mean
+    /// reading above the device's measured power (`y`, with the learned gateway corrections), its
+    /// mean −10·log₁₀ distance (`x`) and its share of gateways behind a wall (`z`). The correction
+    /// is `y − n·x + W·z` at the exponent n and room loss W learned *now*. Accumulated as the
+    /// level the second's own exponent gave (as before 2026-12-06), the first seconds fixed it at
+    /// the prior exponent (2.0): on a real office floor whose exponent is 1.6–1.7 that put the
+    /// level 4 dB high, and it took ~50 confident seconds to come back (docs/accuracy.md, "A
+    /// venue never seen"). nil in checkpoints saved before it was kept.
+    var levelTerms: LevelTerms?
     var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0
     var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
     /// The corrections added to each gateway's readings now (minus its deviation beyond the dead
@@ -140,9 +155,9 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         let shift = Double(b)
         powerMean += rate * (shift - powerMean)
         powerSquare += rate * (shift * shift - powerSquare)
-        powerCorrectionDB = min(max(powerCorrectionDB + rate * shift, -Self.powerLimitDB), Self.powerLimitDB)
 
         let G = tables.gatewayCount
+        learnLevel(region: r, readings: readings, measuredPower: measuredPower, rate: rate, tables: tables)
         guard readings.count >= 2 else { return }
         // The gateways' offsets are fitted jointly with each second's level (alternating least
         // squares, one step a second): the level a gateway is measured against is the mean of the
@@ -185,6 +200,37 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         }
     }
 
+    /// The venue's level from a confident second (`levelTerms`): the running means of the second's
+    /// mean reading above the device's measured power, mean log-distance and mean wall count, and
+    /// the correction they give at the current exponent and room loss.
+    mutating func learnLevel(region r: Int, readings: [RegionTracker.Heard], measuredPower: Double, rate: Double,
+                             tables: TrackerTables) {
+        guard !readings.isEmpty else { return }
+        let G = tables.gatewayCount
+        var y = 0.0, x = 0.0, z = 0.0
+        for h in readings {
+            let g = Int(h.gateway)
+            y += Double(h.sum / h.count + appliedOffset(g)) - measuredPower
+            x += Double(tables.logDistance[r * G + g])
+            z += Double(tables.otherRoom[r * G + g])
+        }
+        let k = Double(readings.count)
+        y /= k; x /= k; z /= k
+        // A checkpoint saved before the terms were kept: start them where its correction was.
+        var terms = levelTerms ?? LevelTerms(y: powerCorrectionDB + pathLossExponent * x - roomLossDB * z, x: x, z: z)
+        terms.y += rate * (y - terms.y)
+        terms.x += rate * (x - terms.x)
+        terms.z += rate * (z - terms.z)
+        levelTerms = terms
+        updateLevel()
+    }
+
+    /// The measured-power correction the level terms give at the current exponent and room loss.
+    mutating func updateLevel() {
+        guard let t = levelTerms else { return }
+        powerCorrectionDB = min(max(t.y - pathLossExponent * t.x + roomLossDB * t.z, -Self.powerLimitDB), Self.powerLimitDB)
+    }
+
     /// Solves the regression and recomputes the applied offsets (the engine calls it about once a
     /// second of evidence).
     mutating func refresh() {
@@ -196,6 +242,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         let det = a * c - b * b
         if det > 0 {
             (pathLossExponent, roomLossDB) = Self.boundedFit(a: a, b: b, c: c, u: u, v: v, det: det)
+            updateLevel()
         }
         // Relative to the median gateway: the venue's common level is the power correction's, and
         // one gateway far off must not move every other gateway's offset (the mean of six moved
@@ -377,6 +424,7 @@ extension FusionEngine {
             c.roomLossDB = s.roomLossDB
             c.updates = s.updates
             c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
+            c.levelTerms = s.levelTerms
             c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy
             for (i, id) in saved.gateways.enumerated() {
                 guard let g = site.gatewayIndex(id), i < s.offsetSum.count, i < s.offsetCount.count, i < s.offsetSquare.count else { continue }
