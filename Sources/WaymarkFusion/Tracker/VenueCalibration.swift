@@ -53,8 +53,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// is `y − n·x + W·z` at the exponent n and room loss W learned *now*. Accumulated as the
     /// level the second's own exponent gave (as before 2026-12-06), the first seconds fixed it at
     /// the prior exponent (2.0): on a real office floor whose exponent is 1.6–1.7 that put the
-    /// level 4 dB high, and it took ~50 confident seconds to come back (docs/accuracy.md, "A
-    /// venue never seen"). nil in checkpoints saved before it was kept.
+    /// level 3–8 dB high, and it stayed high for the rest of a 9-minute recording (docs/accuracy.md,
+    /// "A venue never seen"). nil in checkpoints saved before it was kept.
     var levelTerms: LevelTerms?
     var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0
     var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
