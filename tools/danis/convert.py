@@ -108,10 +108,10 @@ def site_yaml(recv, limits):
     lines += [f"  - [cell-{ids[a]}, cell-{ids[b]}]" for a, b in sorted(touching)]
     mac = DEVICE[len("mac:"):].replace("-", ":")
     lines.append(f"tracking:\n  macs: [\"{mac}\"]\n")
-    return "\n".join(lines), ids, pts
+    return "\n".join(lines), ids, pts, radius
 
 
-def visits(rows, cell_of, shift=0.0):
+def visits(rows, cell_of):
     """True visits: each reading's cell holds until the next reading; presences split at gaps."""
     out = []
     sessions, start = [], 0
@@ -121,7 +121,7 @@ def visits(rows, cell_of, shift=0.0):
             start = i
     for s in sessions:
         end = s[-1][0] + 0.5
-        out.append({"type": "presence", "device": DEVICE, "entered": s[0][0] + shift, "exited": end + shift})
+        out.append({"type": "presence", "device": DEVICE, "entered": s[0][0], "exited": end})
         i = 0
         while i < len(s):
             c = cell_of(s[i][3], s[i][4])
@@ -129,7 +129,7 @@ def visits(rows, cell_of, shift=0.0):
             while j < len(s) and cell_of(s[j][3], s[j][4]) == c:
                 j += 1
             exited = s[j][0] if j < len(s) else end
-            out.append({"type": "truth", "device": DEVICE, "region": c, "entered": s[i][0] + shift, "exited": exited + shift})
+            out.append({"type": "truth", "device": DEVICE, "region": c, "entered": s[i][0], "exited": exited})
             i = j
     return out
 
@@ -148,7 +148,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     recv = receivers(a.dataset)
-    text, ids, pts = site_yaml(recv, floor_limits(a.dataset))
+    text, ids, pts, _radius = site_yaml(recv, floor_limits(a.dataset))
     with open(os.path.join(a.out, "danis-open-plan.yaml"), "w") as f:
         f.write(text)
     alias = {mac: v[0] for mac, v in recv.items()}
@@ -166,7 +166,7 @@ def main():
         write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
         shift = 0.0 if shift_to is None else shift_to - rows[0][0]
         all_sightings += [dict(s, t=round(s["t"] + shift, 3)) for s in sightings]
-        all_truth += visits(rows, cell_of, shift)
+        all_truth += [dict(v, entered=v["entered"] + shift, exited=v["exited"] + shift) for v in truth]
         shift_to = rows[-1][0] + shift + TRACK_SPACING_S
         print(f"{name}: {len(rows)} readings, {rows[-1][0] - rows[0][0]:.0f} s, "
               f"{len({cell_of(x, y) for *_r, x, y in rows})} cells visited")

@@ -49,11 +49,7 @@ def main():
     ap.add_argument("--offsets", action="store_true")
     a = ap.parse_args()
     recv = convert.receivers(a.dataset)
-    _text, ids, pts = convert.site_yaml(recv, convert.floor_limits(a.dataset))
-    radius = {}
-    for line in _text.splitlines():
-        if "radius_m:" in line:
-            radius[line.split("id: cell-")[1].split(",")[0]] = float(line.split("radius_m: ")[1].split(",")[0])
+    _text, _ids, pts, radius = convert.site_yaml(recv, convert.floor_limits(a.dataset))
     macs = list(recv)
     G = len(macs)
     index = {m: i for i, m in enumerate(macs)}
@@ -85,7 +81,7 @@ def main():
     count, scale = SIGMA ** 2 / variance, 1 / (2 * variance)
     positions = []
     for k in range(G):
-        r = radius[ids[k]]
+        r = radius[k]
         if a.mixture:
             ring = math.sqrt(2 / 3) * r
             pts_k = [(pts[k][0], pts[k][1], r * r / 18, 1 / 3)] + [
