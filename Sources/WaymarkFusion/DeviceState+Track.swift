@@ -64,9 +64,15 @@ extension DeviceState {
             // spreads of the venue's (once the venue's level is known: `VenueCalibration.levelGateDB`)
             // and the typical reading within two sigmas of the model (not a device heard mostly by
             // gateways far outside its set).
-            if let k = taught, abs(shifts[k]) <= calibration.levelGateDB, fits[k] >= model.logDensity(2 * EvidenceModel.sigmaDB) {
+            let fitGate = model.logDensity(2 * EvidenceModel.sigmaDB), levelGate = calibration.levelGateDB
+            if let k = taught, abs(shifts[k]) <= levelGate, fits[k] >= fitGate {
                 calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
-                                  measuredPower: power, tables: ctx.tracker)
+                                  measuredPower: power, tables: ctx.tracker, teachesLevel: ctx.teacher != nil)
+            }
+            if ctx.teacher == nil {
+                Self.teachLevel(heard: tracker.heard, posterior: tracker.alpha, slots: slots, shifts: UnsafeBufferPointer(shifts),
+                                fits: UnsafeBufferPointer(fits), fitGate: fitGate, levelGate: levelGate, power: power,
+                                ctx.tracker, &calibration)
             }
             // Once every gateway has a few hundred opportunities behind it, one second in four keeps
             // the reception model current at a quarter of the cost, chosen by a hash of its first
@@ -140,7 +146,7 @@ extension DeviceState {
             model.studentT.withUnsafeBufferPointer { studentT in
             reception.withUnsafeBufferPointer { missTable in
                 for k in 0..<m {
-                    guard prior[k] >= cutoff else { logs[k] = .nan; continue }
+                    guard prior[k] >= cutoff else { logs[k] = .nan; fits[k] = -.infinity; continue }
                     let base = Int(slots[k].region) * G
                     var sum: Float = 0
                     for j in 0..<h {
@@ -173,6 +179,42 @@ extension DeviceState {
         }
         }
         for k in 0..<m { logs[k] = expf((logs[k].isNaN ? worst : logs[k]) - best) }
+    }
+
+    /// What one second teaches the venue's level, whatever the tracker's confidence: the level
+    /// terms where the tracker believes the device is, averaged over its regions by their
+    /// probability (those whose fitted device level and fit pass the gates), counted by what the
+    /// second says about the level: the probability on those regions, times σ²/(σ² + V), where σ is
+    /// the device spread and V the variance of the device level fitted for each region under the
+    /// belief (regions at different distances from the gateways that heard it give different
+    /// levels). A second certain of its region counts 1, as the confident seconds that alone
+    /// taught the level before 2026-12-07 did; on an open floor with receivers 5 m apart not one
+    /// second of a 84-s walk was certain, and the level stayed unknown (docs/accuracy.md).
+    static func teachLevel(heard: [RegionTracker.Heard], posterior: [Float], slots: [Slot], shifts: UnsafeBufferPointer<Float>,
+                           fits: UnsafeBufferPointer<Float>, fitGate: Float, levelGate: Float, power: Double,
+                           _ tables: TrackerTables, _ calibration: inout VenueCalibration) {
+        guard !heard.isEmpty, posterior.count == slots.count else { return }
+        var mass = 0.0, b = 0.0, bb = 0.0, top = -1, topP: Float = 0
+        for k in slots.indices where posterior[k] > 0 && fits[k] >= fitGate && abs(shifts[k]) <= levelGate {
+            let p = Double(posterior[k]), shift = Double(shifts[k])
+            mass += p
+            b += p * shift
+            bb += p * shift * shift
+            if posterior[k] > topP { top = k; topP = posterior[k] }
+        }
+        guard mass > 0, top >= 0 else { return }
+        b /= mass
+        let spread = Double(EvidenceModel.deviceSpreadDB * EvidenceModel.deviceSpreadDB)
+        let variance = max(0, bb / mass - b * b)
+        let G = tables.gatewayCount, base = Int(slots[top].region) * G
+        var x: Float = 0, z: Float = 0
+        for h in heard {
+            x += tables.logDistance[base + Int(h.gateway)]
+            z += tables.otherRoom[base + Int(h.gateway)]
+        }
+        let k = Float(heard.count)
+        calibration.learnLevel(readings: heard, measuredPower: power, x: Double(x / k), z: Double(z / k),
+                               weight: mass * spread / (spread + variance))
     }
 
     /// One second in four, pseudo-randomly, by a hash of its first reading's RSSI sum and gateway.

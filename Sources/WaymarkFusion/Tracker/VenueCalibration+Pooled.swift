@@ -15,9 +15,15 @@ extension VenueCalibration {
         c.roomLossDB = mean(\.roomLossDB)
         c.powerMean = mean(\.powerMean)
         c.powerSquare = mean(\.powerSquare)
+        let levelTotal = parts.reduce(0) { $0 + $1.levelEvidence }
         if parts.allSatisfy({ $0.levelTerms != nil }) {
-            c.levelTerms = LevelTerms(y: mean { $0.levelTerms!.y }, x: mean { $0.levelTerms!.x }, z: mean { $0.levelTerms!.z })
+            func levelMean(_ value: (LevelTerms) -> Double) -> Double {
+                levelTotal > 0 ? parts.reduce(0) { $0 + value($1.levelTerms!) * $1.levelEvidence } / levelTotal
+                    : parts.reduce(0) { $0 + value($1.levelTerms!) } / Double(parts.count)
+            }
+            c.levelTerms = LevelTerms(y: levelMean(\.y), x: levelMean(\.x), z: levelMean(\.z))
         }
+        c.levelSeconds = levelTotal
         c.sxx = parts.reduce(0) { $0 + $1.sxx }
         c.sxz = parts.reduce(0) { $0 + $1.sxz }
         c.szz = parts.reduce(0) { $0 + $1.szz }

@@ -18,7 +18,9 @@ import WaymarkCore
 ///   likely to be where the gateway hangs (a wall, a corner) as its hardware, and correcting it
 ///   made room-level accuracy worse on real data; a gateway that reads 8 dB hot is corrected by 5.
 ///
-/// Only seconds in which the tracker is at least `minConfidence` sure of the region teach it.
+/// Only seconds in which the tracker is at least `minConfidence` sure of the region teach the
+/// exponent, room loss and offsets; every second teaches the level, weighed by how sure it is
+/// (`learnLevel`).
 /// Saved with the engine's checkpoint; shown in the aggregator's metrics; `waymark site calibrate`
 /// prints it with its uncertainty and can write it into the site file.
 public struct VenueCalibration: Hashable, Sendable, Codable {
@@ -36,7 +38,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case powerCorrectionDB, pathLossExponent, roomLossDB, gatewayOffsetDB, updates, powerMean, powerSquare
-        case sxx, sxz, szz, sxy, szy, offsetSum, offsetSquare, offsetCount, applied, exponentPrior, roomLossPrior, levelTerms
+        case sxx, sxz, szz, sxy, szy, offsetSum, offsetSquare, offsetCount, applied, exponentPrior, roomLossPrior, levelTerms, levelSeconds
     }
 
     /// `levelTerms`' running means.
@@ -56,6 +58,14 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// level 3–8 dB high, and it stayed high for the rest of a 9-minute recording (docs/accuracy.md,
     /// "A venue never seen"). nil in checkpoints saved before it was kept.
     var levelTerms: LevelTerms?
+    /// Seconds of evidence behind the level (`learnLevel`): each device-second counts by how much
+    /// it says about the venue's level, 1 for a second whose region is certain, less as the
+    /// tracker's belief spreads over regions that would put the device at different distances.
+    /// nil in checkpoints saved before it was kept (then `updates`, the confident seconds, which
+    /// were all that taught the level).
+    var levelSeconds: Double?
+    /// `levelSeconds`, or for an older checkpoint the confident seconds that taught its level.
+    var levelEvidence: Double { levelSeconds ?? updates }
     var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0
     var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
     /// The corrections added to each gateway's readings now (minus its deviation beyond the dead
@@ -86,7 +96,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// (common: the default is −59 dBm at 1 m and receivers differ) would otherwise never teach
     /// the correction that brings its devices within the gate.
     var levelGateDB: Float {
-        updates < Self.levelWarmup ? Float(Self.powerLimitDB) : 2 * EvidenceModel.deviceSpreadDB
+        levelEvidence < Self.levelWarmup ? Float(Self.powerLimitDB) : 2 * EvidenceModel.deviceSpreadDB
     }
     /// How far the venue's level (the configured measured power plus `powerCorrectionDB`) may be
     /// from the truth before any confident second has been seen (dB, one standard deviation):
@@ -97,15 +107,16 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     public static let levelPriorSD = 15.0
 
     /// The venue level's remaining uncertainty (variance, dB²): its prior (`prior`, dB²), narrowed
-    /// by each confident second's fitted device level (spread `EvidenceModel.deviceSpreadDB`;
-    /// consecutive seconds count `EvidenceModel.evidenceWeight` of independent ones). It widens the
+    /// by each second's fitted device level (spread `EvidenceModel.deviceSpreadDB`; each second
+    /// counted by its weight in `levelSeconds`, and consecutive seconds count
+    /// `EvidenceModel.evidenceWeight` of independent ones). It widens the
     /// prior on each hypothesis' common offset `b` (`EvidenceModel.levelPrior`): until the venue's
     /// level is known, an offset of 17 dB is no evidence against a region, and the level may not
     /// decide.
     func levelVariance(prior: Double) -> Float {
         guard prior > 0 else { return 0 }
         let spread = Double(EvidenceModel.deviceSpreadDB * EvidenceModel.deviceSpreadDB)
-        return Float(1 / (1 / prior + Double(EvidenceModel.evidenceWeight) * updates / spread))
+        return Float(1 / (1 / prior + Double(EvidenceModel.evidenceWeight) * levelEvidence / spread))
     }
 
     /// How much farther than a region's radius a reading may put a device that is in no region and
@@ -120,7 +131,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// docs/accuracy.md). 1 once the level is known.
     @inline(__always)
     func reach(prior: Double) -> Double {
-        guard prior > 0, updates < Self.levelWarmup else { return 1 }
+        guard prior > 0, levelEvidence < Self.levelWarmup else { return 1 }
         let allowance = 2 * Double(levelVariance(prior: prior)).squareRoot()
         return pow10(allowance / (10 * pathLossExponent))
     }
@@ -147,9 +158,11 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     /// One confident second: the region's readings (gateway, RSSI after the site's offset), the
     /// common offset `b` the tracker fitted for that region, and the device's measured power
-    /// (before this correction).
+    /// (before this correction). `teachesLevel`: the second teaches the venue's level too, as a
+    /// second certain of `r` (a walk test's stay); the tracker teaches the level from every second
+    /// instead, by its belief (`learnLevel(readings:measuredPower:x:z:weight:)`).
     mutating func learn(region r: Int, readings: [RegionTracker.Heard], b: Float, measuredPower: Double,
-                        tables: TrackerTables) {
+                        tables: TrackerTables, teachesLevel: Bool = true) {
         updates += 1
         let rate = max(1 / Self.powerMemory, 1 / updates)
         let shift = Double(b)
@@ -157,8 +170,10 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         powerSquare += rate * (shift * shift - powerSquare)
 
         let G = tables.gatewayCount
-        learnLevel(region: r, readings: readings, measuredPower: measuredPower, rate: rate, tables: tables)
+        if teachesLevel { learnLevel(region: r, readings: readings, measuredPower: measuredPower, tables: tables) }
         guard readings.count >= 2 else { return }
+        forgetShape(readings: readings.count)
+        learnShape(region: r, readings: readings, tables: tables)
         // The gateways' offsets are fitted jointly with each second's level (alternating least
         // squares, one step a second): the level a gateway is measured against is the mean of the
         // second's readings with every gateway's current offset estimate taken out. Measured
@@ -168,26 +183,15 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         // Kolakowski flat a gateway shifted by ±8 dB was learned at 0.73 of its shift, now 0.88
         // (`tools/robustness/offsets.py`).
         let base = measuredPower + powerCorrectionDB
-        var mx = 0.0, mz = 0.0, my = 0.0, levelSum = 0.0
+        var levelSum = 0.0
         for h in readings {
             let g = Int(h.gateway), rssi = Double(h.sum / h.count)
             let x = Double(tables.logDistance[r * G + g]), z = Double(tables.otherRoom[r * G + g])
-            mx += x
-            mz -= z
-            my += rssi
             levelSum += rssi - base - pathLossExponent * x + roomLossDB * z - currentOffset(g)
         }
-        let k = Double(readings.count)
-        mx /= k; mz /= k; my /= k
-        let decay = max(0, 1 - k / Self.regressionMemory)
-        sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay
-        let level = base + levelSum / k
+        let level = base + levelSum / Double(readings.count)
         for h in readings {
             let g = h.gateway, rssi = h.sum / h.count
-            let x = Double(tables.logDistance[r * G + Int(g)]) - mx
-            let z = -Double(tables.otherRoom[r * G + Int(g)]) - mz
-            let y = Double(rssi) - my
-            sxx += x * x; sxz += x * z; szz += z * z; sxy += x * y; szy += z * y
             // The gateway's deviation from the model, without any learned offset.
             let expected = level + pathLossExponent * Double(tables.logDistance[r * G + Int(g)])
                 - roomLossDB * Double(tables.otherRoom[r * G + Int(g)])
@@ -200,22 +204,64 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         }
     }
 
-    /// The venue's level from a confident second (`levelTerms`): the running means of the second's
-    /// mean reading above the device's measured power, mean log-distance and mean wall count, and
-    /// the correction they give at the current exponent and room loss.
-    mutating func learnLevel(region r: Int, readings: [RegionTracker.Heard], measuredPower: Double, rate: Double,
-                             tables: TrackerTables) {
-        guard !readings.isEmpty else { return }
+    /// The regression's memory: a second of `readings` readings makes the older ones count less.
+    mutating func forgetShape(readings k: Int) {
+        let decay = max(0, 1 - Double(k) / Self.regressionMemory)
+        sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay
+    }
+
+    /// A confident second's part of the exponent and room-loss regression, for region `r`: each
+    /// reading's deviation from the second's mean against its log-distance's and wall share's, so
+    /// that the device's own level drops out. Only confident seconds teach it: learned from every
+    /// second by the tracker's belief, as the level is, the exponent went to its lower bound on
+    /// short walks and the recorded route of the Kolakowski walk went from 100 to 87.9 %
+    /// (docs/accuracy.md, 2026-12-07).
+    mutating func learnShape(region r: Int, readings: [RegionTracker.Heard], tables: TrackerTables) {
         let G = tables.gatewayCount
-        var y = 0.0, x = 0.0, z = 0.0
+        var mx = 0.0, mz = 0.0, my = 0.0
         for h in readings {
             let g = Int(h.gateway)
-            y += Double(h.sum / h.count + appliedOffset(g)) - measuredPower
-            x += Double(tables.logDistance[r * G + g])
-            z += Double(tables.otherRoom[r * G + g])
+            mx += Double(tables.logDistance[r * G + g])
+            mz -= Double(tables.otherRoom[r * G + g])
+            my += Double(h.sum / h.count)
         }
         let k = Double(readings.count)
-        y /= k; x /= k; z /= k
+        mx /= k; mz /= k; my /= k
+        for h in readings {
+            let g = Int(h.gateway)
+            let x = Double(tables.logDistance[r * G + g]) - mx
+            let z = -Double(tables.otherRoom[r * G + g]) - mz
+            let y = Double(h.sum / h.count) - my
+            sxx += x * x; sxz += x * z; szz += z * z; sxy += x * y; szy += z * y
+        }
+    }
+
+    /// The venue's level from a second certain of region `r` (`levelTerms`).
+    mutating func learnLevel(region r: Int, readings: [RegionTracker.Heard], measuredPower: Double, tables: TrackerTables) {
+        guard !readings.isEmpty else { return }
+        let G = tables.gatewayCount
+        var x = 0.0, z = 0.0
+        for h in readings {
+            x += Double(tables.logDistance[r * G + Int(h.gateway)])
+            z += Double(tables.otherRoom[r * G + Int(h.gateway)])
+        }
+        let k = Double(readings.count)
+        learnLevel(readings: readings, measuredPower: measuredPower, x: x / k, z: z / k, weight: 1)
+    }
+
+    /// The venue's level from one second (`levelTerms`): the second's mean reading above the
+    /// device's measured power, and the mean log-distance `x` and wall share `z` of its readings
+    /// where the tracker believes the device is (over its regions, by their probability), counted
+    /// `weight` of a certain second (`levelSeconds`). Running means over the last `powerMemory`
+    /// seconds' worth; the correction is read from them at the current exponent and room loss.
+    mutating func learnLevel(readings: [RegionTracker.Heard], measuredPower: Double, x: Double, z: Double, weight: Double) {
+        guard !readings.isEmpty, weight > 0 else { return }
+        var y = 0.0
+        for h in readings { y += Double(h.sum / h.count + appliedOffset(Int(h.gateway))) - measuredPower }
+        y /= Double(readings.count)
+        let seconds = levelEvidence + weight
+        levelSeconds = seconds
+        let rate = weight / min(seconds, Self.powerMemory)
         // A checkpoint saved before the terms were kept: start them where its correction was.
         var terms = levelTerms ?? LevelTerms(y: powerCorrectionDB + pathLossExponent * x - roomLossDB * z, x: x, z: z)
         terms.y += rate * (y - terms.y)
@@ -425,6 +471,7 @@ extension FusionEngine {
             c.updates = s.updates
             c.powerMean = s.powerMean; c.powerSquare = s.powerSquare
             c.levelTerms = s.levelTerms
+            c.levelSeconds = s.levelSeconds
             c.sxx = s.sxx; c.sxz = s.sxz; c.szz = s.szz; c.sxy = s.sxy; c.szy = s.szy
             for (i, id) in saved.gateways.enumerated() {
                 guard let g = site.gatewayIndex(id), i < s.offsetSum.count, i < s.offsetCount.count, i < s.offsetSquare.count else { continue }
