@@ -67,10 +67,10 @@ extension DeviceState {
             let fitGate = model.logDensity(2 * EvidenceModel.sigmaDB), levelGate = calibration.levelGateDB
             if let k = taught, abs(shifts[k]) <= levelGate, fits[k] >= fitGate {
                 calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
-                                  measuredPower: power, tables: ctx.tracker, teachesLevel: ctx.teacher != nil)
+                                  measuredPower: power, tables: ctx.tracker, certain: ctx.teacher != nil)
             }
             if ctx.teacher == nil {
-                Self.teachLevel(heard: tracker.heard, posterior: tracker.alpha, slots: slots, shifts: UnsafeBufferPointer(shifts),
+                Self.teachFromBelief(heard: tracker.heard, posterior: tracker.alpha, slots: slots, shifts: UnsafeBufferPointer(shifts),
                                 fits: UnsafeBufferPointer(fits), fitGate: fitGate, levelGate: levelGate, power: power,
                                 ctx.tracker, &calibration)
             }
@@ -181,21 +181,30 @@ extension DeviceState {
         for k in 0..<m { logs[k] = expf((logs[k].isNaN ? worst : logs[k]) - best) }
     }
 
-    /// What one second teaches the venue's level, whatever the tracker's confidence: the level
-    /// terms where the tracker believes the device is, averaged over its regions by their
-    /// probability (those whose fitted device level and fit pass the gates), counted by what the
-    /// second says about the level: the probability on those regions, times σ²/(σ² + V), where σ is
-    /// the device spread and V the variance of the device level fitted for each region under the
-    /// belief (regions at different distances from the gateways that heard it give different
-    /// levels). A second certain of its region counts 1, as the confident seconds that alone
-    /// taught the level before 2026-12-07 did; on an open floor with receivers 5 m apart not one
-    /// second of a 84-s walk was certain, and the level stayed unknown (docs/accuracy.md).
-    static func teachLevel(heard: [RegionTracker.Heard], posterior: [Float], slots: [Slot], shifts: UnsafeBufferPointer<Float>,
-                           fits: UnsafeBufferPointer<Float>, fitGate: Float, levelGate: Float, power: Double,
-                           _ tables: TrackerTables, _ calibration: inout VenueCalibration) {
+    /// What one second teaches the venue's level and the gateways' offsets, whatever the tracker's
+    /// confidence (docs/fusion.md, "Self-calibration"). Only the regions whose fitted device level
+    /// and fit pass the gates count.
+    ///
+    /// - The level: the level terms of the most probable region, counted by what the second says
+    ///   about the level: the probability on the regions that count, times σ²/(σ² + V), σ the device
+    ///   spread and V the variance under the belief of the device level each region needs (regions
+    ///   at different distances from the gateways that heard it need different levels). A second
+    ///   certain of its region counts 1, as the confident seconds that alone taught the level before
+    ///   2026-12-07 did; on an open floor with receivers 5 m apart not one second of an 84-s walk
+    ///   was certain, and the level stayed unknown. Averaged over the regions instead of read in
+    ///   the most probable one, a device heard by one gateway with a fifth of the belief on a region
+    ///   10 m away learned the level 4 dB hot and stopped qualifying for its own region's radius.
+    /// - The offsets: each reading's deviation averaged over the regions that count, by their
+    ///   probability (`VenueCalibration.learnOffsets`; regions under 1 % of the belief skipped).
+    static func teachFromBelief(heard: [RegionTracker.Heard], posterior: [Float], slots: [Slot], shifts: UnsafeBufferPointer<Float>,
+                                fits: UnsafeBufferPointer<Float>, fitGate: Float, levelGate: Float, power: Double,
+                                _ tables: TrackerTables, _ calibration: inout VenueCalibration) {
         guard !heard.isEmpty, posterior.count == slots.count else { return }
+        @inline(__always) func counts(_ k: Int) -> Bool {
+            posterior[k] > 0 && fits[k] >= fitGate && abs(shifts[k]) <= levelGate
+        }
         var mass = 0.0, b = 0.0, bb = 0.0, top = -1, topP: Float = 0
-        for k in slots.indices where posterior[k] > 0 && fits[k] >= fitGate && abs(shifts[k]) <= levelGate {
+        for k in slots.indices where counts(k) {
             let p = Double(posterior[k]), shift = Double(shifts[k])
             mass += p
             b += p * shift
@@ -215,6 +224,9 @@ extension DeviceState {
         let k = Float(heard.count)
         calibration.learnLevel(readings: heard, measuredPower: power, x: Double(x / k), z: Double(z / k),
                                weight: mass * spread / (spread + variance))
+        calibration.learnOffsets(readings: heard, measuredPower: power, tables: tables, hypotheses: slots.count,
+                                 region: { Int(slots[$0].region) },
+                                 probability: { counts($0) && posterior[$0] >= 0.01 ? Double(posterior[$0]) : 0 })
     }
 
     /// One second in four, pseudo-randomly, by a hash of its first reading's RSSI sum and gateway.

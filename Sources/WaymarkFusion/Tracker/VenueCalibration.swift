@@ -13,14 +13,15 @@ import WaymarkCore
 /// - the **reception curve**: how often a gateway reports a device in a second, by the reading the
 ///   model expects there (`ReceptionCalibration`), which decides what a silent gateway says;
 /// - **per-gateway offsets**: each gateway's mean deviation from the model, fitted jointly with
-///   each second's level (`learn`) and relative to the median gateway. Only the part beyond
+///   each second's level (`learnOffsets`) and relative to the median gateway. Only the part beyond
 ///   ±`offsetDeadZoneDB` is applied: a few dB of deviation is as
 ///   likely to be where the gateway hangs (a wall, a corner) as its hardware, and correcting it
 ///   made room-level accuracy worse on real data; a gateway that reads 8 dB hot is corrected by 5.
 ///
 /// Only seconds in which the tracker is at least `minConfidence` sure of the region teach the
-/// exponent, room loss and offsets; every second teaches the level, weighed by how sure it is
-/// (`learnLevel`).
+/// exponent and room loss; every second teaches the level (weighed by how sure it is,
+/// `learnLevel`) and the offsets (averaged over the tracker's belief, `learnOffsets`); a walk
+/// test's stays teach everything (`CalibrationTeacher`).
 /// Saved with the engine's checkpoint; shown in the aggregator's metrics; `waymark site calibrate`
 /// prints it with its uncertainty and can write it into the site file.
 public struct VenueCalibration: Hashable, Sendable, Codable {
@@ -158,49 +159,81 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     /// One confident second: the region's readings (gateway, RSSI after the site's offset), the
     /// common offset `b` the tracker fitted for that region, and the device's measured power
-    /// (before this correction). `teachesLevel`: the second teaches the venue's level too, as a
-    /// second certain of `r` (a walk test's stay); the tracker teaches the level from every second
-    /// instead, by its belief (`learnLevel(readings:measuredPower:x:z:weight:)`).
+    /// (before this correction). It teaches the exponent and room loss. `certain`: the second is
+    /// known to be in `r` (a walk test's stay), and teaches the venue's level and the gateways'
+    /// offsets too; the tracker teaches those from every second instead, by its belief
+    /// (`learnLevel(readings:measuredPower:x:z:weight:)`, `learnOffsets`).
     mutating func learn(region r: Int, readings: [RegionTracker.Heard], b: Float, measuredPower: Double,
-                        tables: TrackerTables, teachesLevel: Bool = true) {
+                        tables: TrackerTables, certain: Bool = true) {
         updates += 1
         let rate = max(1 / Self.powerMemory, 1 / updates)
         let shift = Double(b)
         powerMean += rate * (shift - powerMean)
         powerSquare += rate * (shift * shift - powerSquare)
 
-        let G = tables.gatewayCount
-        if teachesLevel { learnLevel(region: r, readings: readings, measuredPower: measuredPower, tables: tables) }
+        if certain { learnLevel(region: r, readings: readings, measuredPower: measuredPower, tables: tables) }
         guard readings.count >= 2 else { return }
         forgetShape(readings: readings.count)
         learnShape(region: r, readings: readings, tables: tables)
-        // The gateways' offsets are fitted jointly with each second's level (alternating least
-        // squares, one step a second): the level a gateway is measured against is the mean of the
-        // second's readings with every gateway's current offset estimate taken out. Measured
-        // against the level `b` fitted from the readings as the tracker used them (offsets within
-        // the dead zone not taken out), a gateway reading 8 dB hot raised its own yardstick by its
-        // share of the second's readings and lowered the other gateways' by as much: on a simulated
-        // Kolakowski flat a gateway shifted by ±8 dB was learned at 0.73 of its shift, now 0.88
-        // (`tools/robustness/offsets.py`).
-        let base = measuredPower + powerCorrectionDB
-        var levelSum = 0.0
-        for h in readings {
-            let g = Int(h.gateway), rssi = Double(h.sum / h.count)
-            let x = Double(tables.logDistance[r * G + g]), z = Double(tables.otherRoom[r * G + g])
-            levelSum += rssi - base - pathLossExponent * x + roomLossDB * z - currentOffset(g)
+        if certain {
+            learnOffsets(readings: readings, measuredPower: measuredPower, tables: tables, hypotheses: 1,
+                         region: { _ in r }, probability: { _ in 1 })
         }
-        let level = base + levelSum / Double(readings.count)
-        for h in readings {
-            let g = h.gateway, rssi = h.sum / h.count
-            // The gateway's deviation from the model, without any learned offset.
-            let expected = level + pathLossExponent * Double(tables.logDistance[r * G + Int(g)])
-                - roomLossDB * Double(tables.otherRoom[r * G + Int(g)])
-            let residual = Double(rssi) - expected
-            let gi = Int(g)
-            offsetCount[gi] += 1
-            let w = max(1 / Self.offsetMemory, 1 / offsetCount[gi])
-            offsetSum[gi] += w * (residual - offsetSum[gi])
-            offsetSquare[gi] += w * (residual * residual - offsetSquare[gi])
+    }
+
+    /// What one second teaches the gateways' offsets: each reading's deviation from the model,
+    /// averaged over the regions the device may be in (`hypotheses` of them: `region(i)` with
+    /// probability `probability(i)`, which need not sum to 1), one reading's worth per gateway.
+    ///
+    /// In each region the gateways' offsets are fitted jointly with the second's level (alternating
+    /// least squares, one step a second): the level a gateway is measured against is the mean of
+    /// the second's readings with every gateway's current offset estimate taken out. Measured
+    /// against the level `b` fitted from the readings as the tracker used them (offsets within the
+    /// dead zone not taken out), a gateway reading 8 dB hot raised its own yardstick by its share
+    /// of the second's readings and lowered the other gateways' by as much: on a simulated
+    /// Kolakowski flat a gateway shifted by ±8 dB was learned at 0.73 of its shift, then 0.88
+    /// (`tools/robustness/offsets.py`).
+    ///
+    /// Averaged over the tracker's belief in every second, not read in the region of the seconds
+    /// it is sure of: those are mostly seconds near a gateway, a selection that read the receivers
+    /// of a real office floor up to 3.5 dB wrong after 2.5 minutes (docs/accuracy.md, "Offsets
+    /// from every second").
+    mutating func learnOffsets(readings: [RegionTracker.Heard], measuredPower: Double, tables: TrackerTables,
+                               hypotheses: Int, region: (Int) -> Int, probability: (Int) -> Double) {
+        let h = readings.count
+        guard h >= 2 else { return }
+        let G = tables.gatewayCount, base = measuredPower + powerCorrectionDB
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: h) { residual in
+            residual.update(repeating: 0)
+            var mass = 0.0
+            for i in 0..<hypotheses {
+                let p = probability(i)
+                guard p > 0 else { continue }
+                let row = region(i) * G
+                var levelSum = 0.0
+                for reading in readings {
+                    let g = Int(reading.gateway)
+                    levelSum += Double(reading.sum / reading.count) - base - pathLossExponent * Double(tables.logDistance[row + g])
+                        + roomLossDB * Double(tables.otherRoom[row + g]) - currentOffset(g)
+                }
+                let level = base + levelSum / Double(h)
+                for (j, reading) in readings.enumerated() {
+                    let g = Int(reading.gateway)
+                    // The gateway's deviation from the model, without any learned offset.
+                    let expected = level + pathLossExponent * Double(tables.logDistance[row + g])
+                        - roomLossDB * Double(tables.otherRoom[row + g])
+                    residual[j] += p * (Double(reading.sum / reading.count) - expected)
+                }
+                mass += p
+            }
+            guard mass > 0 else { return }
+            for (j, reading) in readings.enumerated() {
+                let g = Int(reading.gateway), deviation = residual[j] / mass
+                offsetCount[g] += 1
+                let w = max(1 / Self.offsetMemory, 1 / offsetCount[g])
+                offsetSum[g] += w * (deviation - offsetSum[g])
+                offsetSquare[g] += w * (deviation * deviation - offsetSquare[g])
+            }
         }
     }
 
