@@ -3,9 +3,9 @@ import Testing
 import WaymarkCore
 @testable import WaymarkFusion
 
-/// The venue's level, exponent and room loss learned from every second by the tracker's belief,
+/// The venue's level and the gateways' offsets learned from every second by the tracker's belief,
 /// not only from the seconds it is sure of (`DeviceState.teachFromBelief`, `VenueCalibration.learnLevel`,
-/// `learnShape`), and the region's expected log-distance as the mean over its disc
+/// `learnOffsets`), and the region's expected log-distance as the mean over its disc
 /// (`TrackerTables.meanLogDistance`).
 @Suite struct CalibrationFromEverySecondTests {
     /// Analytic mean of −5·log10(ρ² + c) over a uniform disc of radius R centred on the gateway:

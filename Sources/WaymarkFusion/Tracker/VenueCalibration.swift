@@ -66,7 +66,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// were all that taught the level).
     var levelSeconds: Double?
     /// `levelSeconds`, or for an older checkpoint the confident seconds that taught its level.
-    var levelEvidence: Double { levelSeconds ?? updates }
+    public var levelEvidence: Double { levelSeconds ?? updates }
     var sxx = 0.0, sxz = 0.0, szz = 0.0, sxy = 0.0, szy = 0.0
     var offsetSum: [Double], offsetSquare: [Double], offsetCount: [Double]
     /// The corrections added to each gateway's readings now (minus its deviation beyond the dead

@@ -95,7 +95,8 @@ extension SiteCommand {
             func f(_ v: Double, _ digits: Int = 1) -> String { String(format: "%+.\(digits)f", v) }
             func se(_ v: Double, _ digits: Int = 1) -> String { v.isFinite ? String(format: "± %.\(digits)f", v) : "± ?" }
             var lines = [
-                truth.map { "learned from \(Int(c.updates)) seconds of the stays in \($0)" } ?? "learned from \(Int(c.updates)) confident seconds",
+                truth.map { "learned from \(Int(c.updates)) seconds of the stays in \($0)" }
+                    ?? "learned from every second (the level from \(Int(c.levelEvidence)) seconds' worth, weighed by how sure the place was); exponent and room loss from \(Int(c.updates)) confident seconds",
                 "measured-power correction  \(f(c.powerCorrectionDB)) dB \(se(u.powerDB))   (added to every tag's measured power)",
                 "path-loss exponent         \(String(format: "%.2f", c.pathLossExponent)) \(se(u.exponent, 2))   (site: \(String(format: "%.2f", site.calibration.pathLossExponent ?? site.fusion.pathLossExponent)))",
                 "room loss                  \(String(format: "%.1f", c.roomLossDB)) dB \(se(u.roomLossDB))   (a wall between two rooms)",
