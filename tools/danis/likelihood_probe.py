@@ -9,12 +9,14 @@ true one. Next to it, the receiver with the strongest 1-s mean. No motion model,
 no self-calibration: this isolates what one second's readings say through the model, to tell a
 model problem from a learning or tracking one (docs/accuracy.md, "A venue never seen").
 
-    python3 tools/danis/likelihood_probe.py --dataset DIR [--exponent 2.0] [--level-known] [--mixture] [--offsets]
+    python3 tools/danis/likelihood_probe.py --dataset DIR [--exponent 2.0] [--level-known] [--mixture | --disc-mean] [--offsets]
 
 --level-known: the venue's level as configured (prior on `b` of the device spread alone, as after the
 self-calibration has learned it), else unknown (±15 dB, as before it has); --mixture: each cell the
 mixture over seven positions (its centre for the inner third of the disc, six points at √(2/3) of the
-radius for a ninth each) instead of one typical point; --offsets: every receiver's deviation fitted
+radius for a ninth each) instead of one typical point; --disc-mean: each cell's expected path loss the
+mean of −10·log10 d over its disc (8 × 16 equal-area points), as the engine has had it since 2026-12-07
+(`TrackerTables.meanLogDistance`), instead of the typical point's; --offsets: every receiver's deviation fitted
 from the true positions taken out first (an oracle: what a perfect calibration would give).
 Standard library only.
 """
@@ -40,12 +42,24 @@ def log_distance(px, py, gx, gy, spread2):
     return -5 * math.log10((px - gx) ** 2 + (py - gy) ** 2 + HEIGHT ** 2 + spread2)
 
 
+def disc_mean(cx, cy, gx, gy, radius):
+    """The mean of -10 log10 d over a disc of `radius` at (cx, cy), the gateway HEIGHT above the tag."""
+    total, rings, angles = 0.0, 8, 16
+    for i in range(rings):
+        rho = radius * math.sqrt((i + 0.5) / rings)
+        for j in range(angles):
+            theta = 2 * math.pi * (j + 0.5) / angles
+            total += math.log10((cx + rho * math.cos(theta) - gx) ** 2 + (cy + rho * math.sin(theta) - gy) ** 2 + HEIGHT ** 2)
+    return -5 * total / (rings * angles)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--exponent", type=float, default=2.0)
     ap.add_argument("--level-known", action="store_true")
     ap.add_argument("--mixture", action="store_true")
+    ap.add_argument("--disc-mean", action="store_true")
     ap.add_argument("--offsets", action="store_true")
     a = ap.parse_args()
     recv = convert.receivers(a.dataset)
@@ -89,6 +103,9 @@ def main():
                 for i in range(6)]
         else:
             pts_k = [(pts[k][0], pts[k][1], r * r / 2, 1.0)]
+        if a.disc_mean:
+            positions.append([([disc_mean(pts[k][0], pts[k][1], pts[g][0], pts[g][1], r) for g in range(G)], 1.0)])
+            continue
         positions.append([([log_distance(px, py, pts[g][0], pts[g][1], s2) for g in range(G)], w) for px, py, s2, w in pts_k])
     right = strongest_right = 0
     for cell, readings, _xy in seconds:
@@ -108,7 +125,7 @@ def main():
     n = len(seconds)
     print(f"{n} seconds: the likelihood's best cell {100 * right / n:.1f} % right, the strongest receiver's "
           f"{100 * strongest_right / n:.1f} % (exponent {a.exponent}, level {'known' if a.level_known else 'unknown'}, "
-          f"{'mixture over 7 positions' if a.mixture else 'typical point'}{', oracle offsets' if a.offsets else ''})")
+          f"{'mixture over 7 positions' if a.mixture else 'mean over the disc' if a.disc_mean else 'typical point'}{', oracle offsets' if a.offsets else ''})")
 
 
 if __name__ == "__main__":
