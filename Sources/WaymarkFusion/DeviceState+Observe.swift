@@ -80,7 +80,7 @@ extension DeviceState {
     /// no current region, or when it has been heard inside the candidate region — and inside none
     /// of its monitored regions — for `reacquire_s`. `reach` widens the candidate's radius while
     /// the venue's level is still being learned (`VenueCalibration.reach`; for a device in no
-    /// region): a set to track it in, whose confident seconds teach the level.
+    /// region): a set to track it in, whose seconds teach the level.
     mutating func observeOutsideSet(_ r: Reading, pathLoss: PathLoss, offset: Double, power: Double, reach: Double,
                                     _ ctx: FusionContext, _ health: [GatewayHealth], into out: inout [FusionOutput]) -> Bool {
         guard let region = ctx.gatewayRegions[Int(r.gateway)].first else { return false }

@@ -27,7 +27,7 @@ final class FusionContext: Sendable {
     /// The probabilistic tracker's tables (geometry, evidence, movement per monitored set).
     let tracker: TrackerTables
     /// How uncertain the venue's level (measured power plus its correction) is before the
-    /// self-calibration has seen a confident second (dB²): `VenueCalibration.levelPriorSD`², or 0
+    /// self-calibration has learned from any second (dB²): `VenueCalibration.levelPriorSD`², or 0
     /// when the site file's `calibration:` section gives `measured_power_offset_db`.
     let levelPriorVariance: Double
     /// Where devices truly were, for a supervised calibration (`CalibrationTeacher`); nil in

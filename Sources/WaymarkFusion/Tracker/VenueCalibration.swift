@@ -50,7 +50,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     // Sufficient statistics (decayed).
     var powerMean = 0.0, powerSquare = 0.0
     /// The venue's level, kept apart from the exponent and room loss it was measured with: the
-    /// running means (over the last ~`powerMemory` confident seconds) of each second's mean
+    /// running means (over the last ~`powerMemory` seconds' worth, `levelSeconds`) of each second's mean
     /// reading above the device's measured power (`y`, with the learned gateway corrections), its
     /// mean −10·log₁₀ distance (`x`) and its share of gateways behind a wall (`z`). The correction
     /// is `y − n·x + W·z` at the exponent n and room loss W learned *now*. Accumulated as the
@@ -82,7 +82,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     static let exponentRange = 1.6...3.5, roomLossRange = 0.0...10.0
     public static let offsetDeadZoneDB = 3.0
     static let offsetLimitDB = 15.0, powerLimitDB = 30.0
-    /// Confident seconds before the venue's level counts as known (`levelGateDB`, `reach`).
+    /// Seconds' worth of level evidence (`levelSeconds`) before the venue's level counts as known
+    /// (`levelGateDB`, `reach`).
     static let levelWarmup = 50.0
     /// Seconds of evidence after the engine's first reading before a venue that has not learned
     /// its level lets devices get a monitored set from further out than a region's radius
@@ -100,7 +101,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         levelEvidence < Self.levelWarmup ? Float(Self.powerLimitDB) : 2 * EvidenceModel.deviceSpreadDB
     }
     /// How far the venue's level (the configured measured power plus `powerCorrectionDB`) may be
-    /// from the truth before any confident second has been seen (dB, one standard deviation):
+    /// from the truth before any second has taught it (dB, one standard deviation):
     /// receivers and tags of another make read 10–25 dB away from the default −59 dBm at 1 m, and
     /// the correction is bounded at ±`powerLimitDB`, two of these. A site file whose `calibration:`
     /// section gives `measured_power_offset_db` (written by `waymark site calibrate`) starts known
@@ -122,7 +123,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     /// How much farther than a region's radius a reading may put a device that is in no region and
     /// still give it a monitored set around that region, in a venue whose level is not known yet
-    /// (`levelWarmup` confident seconds) and whose first `stalledAfterS` seconds of evidence have
+    /// (`levelWarmup` seconds' worth) and whose first `stalledAfterS` seconds of evidence have
     /// not taught it (`FusionContext.reach`): as far as the reading would put it with the level
     /// two standard deviations higher. Only the set: Core Location's `inside` keeps the drawn
     /// radius, and the device enters a region once a reading is within it. Without it, a venue
@@ -139,7 +140,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     /// Readings the regression remembers (older ones decay away).
     static let regressionMemory = 20_000.0
-    /// Confident seconds the power correction and each offset average over once warmed up.
+    /// Seconds' worth the power correction averages over, and readings each offset averages over,
+    /// once warmed up.
     static let powerMemory = 50.0, offsetMemory = 500.0
 
     init(gatewayCount: Int, pathLossExponent: Double, roomLossDB: Double = Self.defaultRoomLossDB, powerCorrectionDB: Double = 0) {
