@@ -215,14 +215,7 @@ extension DeviceState {
         b /= mass
         let spread = Double(EvidenceModel.deviceSpreadDB * EvidenceModel.deviceSpreadDB)
         let variance = max(0, bb / mass - b * b)
-        let G = tables.gatewayCount, base = Int(slots[top].region) * G
-        var x: Float = 0, z: Float = 0
-        for h in heard {
-            x += tables.logDistance[base + Int(h.gateway)]
-            z += tables.otherRoom[base + Int(h.gateway)]
-        }
-        let k = Float(heard.count)
-        calibration.learnLevel(readings: heard, measuredPower: power, x: Double(x / k), z: Double(z / k),
+        calibration.learnLevel(region: Int(slots[top].region), readings: heard, measuredPower: power, tables: tables,
                                weight: mass * spread / (spread + variance))
         calibration.learnOffsets(readings: heard, measuredPower: power, tables: tables, hypotheses: slots.count,
                                  region: { Int(slots[$0].region) },

@@ -57,11 +57,10 @@ struct TrackerTables: Sendable {
     /// from the gateway across the floor, `height2` the squared vertical offset): what the readings
     /// of a device somewhere in the region average to, in the model, up to the level. Equal-area
     /// rings × angles (8 × 16 points). Before 2026-12-07 the table held the log of the typical
-    /// distance (the root mean square, centre distance and radius/√2 in quadrature), which for a
-    /// gateway inside its own region lies below every point's mean by Jensen's inequality: on a
-    /// real office floor a reading from 1.8 m was 11 dB above it, and the self-calibration, taught
-    /// by the seconds in which the device was near a gateway (the confident ones), learned the
-    /// venue's level 2–6 dB hot (docs/accuracy.md).
+    /// distance (the root mean square, centre distance and radius/√2 in quadrature), which lies
+    /// below the mean by Jensen's inequality, most for a gateway inside its own region (0.8 dB at
+    /// exponent 2 for a radius of 4 m): readings from a device inside the region then taught the
+    /// venue's level that much hot (docs/accuracy.md, "The level from every second").
     static func meanLogDistance(centre: Double, radius: Double, height2: Double) -> Double {
         guard radius > 0 else { return -5 * log10(centre * centre + height2) }
         let rings = 8, angles = 16

@@ -164,7 +164,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// (before this correction). It teaches the exponent and room loss. `certain`: the second is
     /// known to be in `r` (a walk test's stay), and teaches the venue's level and the gateways'
     /// offsets too; the tracker teaches those from every second instead, by its belief
-    /// (`learnLevel(readings:measuredPower:x:z:weight:)`, `learnOffsets`).
+    /// (`learnLevel(region:readings:measuredPower:tables:weight:)`, `learnOffsets`).
     mutating func learn(region r: Int, readings: [RegionTracker.Heard], b: Float, measuredPower: Double,
                         tables: TrackerTables, certain: Bool = true) {
         updates += 1
@@ -271,29 +271,25 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
         }
     }
 
-    /// The venue's level from a second certain of region `r` (`levelTerms`).
-    mutating func learnLevel(region r: Int, readings: [RegionTracker.Heard], measuredPower: Double, tables: TrackerTables) {
-        guard !readings.isEmpty else { return }
+    /// The venue's level from one second read in region `r` (`levelTerms`): the second's mean
+    /// reading above the device's measured power (with the learned gateway corrections), and the
+    /// mean log-distance and wall share of its readings from `r`, counted `weight` of a certain
+    /// second (`levelSeconds`; 1: a walk test's stay, less for the tracker's most probable region).
+    /// Running means over the last `powerMemory` seconds' worth; the correction is read from them
+    /// at the current exponent and room loss.
+    mutating func learnLevel(region r: Int, readings: [RegionTracker.Heard], measuredPower: Double, tables: TrackerTables,
+                             weight: Double = 1) {
+        guard !readings.isEmpty, weight > 0 else { return }
         let G = tables.gatewayCount
-        var x = 0.0, z = 0.0
+        var x = 0.0, y = 0.0, z = 0.0
         for h in readings {
-            x += Double(tables.logDistance[r * G + Int(h.gateway)])
-            z += Double(tables.otherRoom[r * G + Int(h.gateway)])
+            let g = Int(h.gateway)
+            x += Double(tables.logDistance[r * G + g])
+            y += Double(h.sum / h.count + appliedOffset(g)) - measuredPower
+            z += Double(tables.otherRoom[r * G + g])
         }
         let k = Double(readings.count)
-        learnLevel(readings: readings, measuredPower: measuredPower, x: x / k, z: z / k, weight: 1)
-    }
-
-    /// The venue's level from one second (`levelTerms`): the second's mean reading above the
-    /// device's measured power, and the mean log-distance `x` and wall share `z` of its readings
-    /// where the tracker believes the device is (over its regions, by their probability), counted
-    /// `weight` of a certain second (`levelSeconds`). Running means over the last `powerMemory`
-    /// seconds' worth; the correction is read from them at the current exponent and room loss.
-    mutating func learnLevel(readings: [RegionTracker.Heard], measuredPower: Double, x: Double, z: Double, weight: Double) {
-        guard !readings.isEmpty, weight > 0 else { return }
-        var y = 0.0
-        for h in readings { y += Double(h.sum / h.count + appliedOffset(Int(h.gateway))) - measuredPower }
-        y /= Double(readings.count)
+        x /= k; y /= k; z /= k
         let seconds = levelEvidence + weight
         levelSeconds = seconds
         let rate = weight / min(seconds, Self.powerMemory)
