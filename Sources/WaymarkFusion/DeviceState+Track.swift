@@ -64,15 +64,18 @@ extension DeviceState {
             // spreads of the venue's (once the venue's level is known: `VenueCalibration.levelGateDB`)
             // and the typical reading within two sigmas of the model (not a device heard mostly by
             // gateways far outside its set).
+            // A device that has stayed at one place for minutes teaches less and less: it repeats
+            // that place (`VenueCalibration.stayWeight`). A walk test's stays are meant to teach.
             let fitGate = model.logDensity(2 * EvidenceModel.sigmaDB), levelGate = calibration.levelGateDB
+            let stay = ctx.teacher == nil ? VenueCalibration.stayWeight(dwell: closedAt - placeSince(at: closedAt)) : 1
             if let k = taught, abs(shifts[k]) <= levelGate, fits[k] >= fitGate {
                 calibration.learn(region: Int(slots[k].region), readings: tracker.heard, b: shifts[k],
-                                  measuredPower: power, tables: ctx.tracker, certain: ctx.teacher != nil)
+                                  measuredPower: power, tables: ctx.tracker, certain: ctx.teacher != nil, weight: stay)
             }
             if ctx.teacher == nil {
                 Self.teachFromBelief(heard: tracker.heard, posterior: tracker.alpha, slots: slots, shifts: UnsafeBufferPointer(shifts),
                                 fits: UnsafeBufferPointer(fits), fitGate: fitGate, levelGate: levelGate, power: power,
-                                ctx.tracker, &calibration)
+                                weight: stay, ctx.tracker, &calibration)
             }
             // Once every gateway has a few hundred opportunities behind it, one second in four keeps
             // the reception model current at a quarter of the cost, chosen by a hash of its first
@@ -196,10 +199,12 @@ extension DeviceState {
     ///   10 m away learned the level 4 dB hot and stopped qualifying for its own region's radius.
     /// - The offsets: each reading's deviation averaged over the regions that count, by their
     ///   probability (`VenueCalibration.learnOffsets`; regions under 1 % of the belief skipped).
+    /// - Both times `stay`, what a second of a device that has stayed at one place counts for
+    ///   (`VenueCalibration.stayWeight`).
     static func teachFromBelief(heard: [RegionTracker.Heard], posterior: [Float], slots: [Slot], shifts: UnsafeBufferPointer<Float>,
                                 fits: UnsafeBufferPointer<Float>, fitGate: Float, levelGate: Float, power: Double,
-                                _ tables: TrackerTables, _ calibration: inout VenueCalibration) {
-        guard !heard.isEmpty, posterior.count == slots.count else { return }
+                                weight stay: Double = 1, _ tables: TrackerTables, _ calibration: inout VenueCalibration) {
+        guard !heard.isEmpty, posterior.count == slots.count, stay > 0 else { return }
         @inline(__always) func counts(_ k: Int) -> Bool {
             posterior[k] > 0 && fits[k] >= fitGate && abs(shifts[k]) <= levelGate
         }
@@ -216,10 +221,16 @@ extension DeviceState {
         let spread = Double(EvidenceModel.deviceSpreadDB * EvidenceModel.deviceSpreadDB)
         let variance = max(0, bb / mass - b * b)
         calibration.learnLevel(region: Int(slots[top].region), readings: heard, measuredPower: power, tables: tables,
-                               weight: mass * spread / (spread + variance))
-        calibration.learnOffsets(readings: heard, measuredPower: power, tables: tables, hypotheses: slots.count,
+                               weight: stay * mass * spread / (spread + variance))
+        calibration.learnOffsets(readings: heard, measuredPower: power, tables: tables, hypotheses: slots.count, weight: stay,
                                  region: { Int(slots[$0].region) },
                                  probability: { counts($0) && posterior[$0] >= 0.01 ? Double(posterior[$0]) : 0 })
+    }
+
+    /// Since when the device has been where the recorded history puts it: in its current region,
+    /// or in none (since it left one; `t`, a device not yet recorded anywhere, has just arrived).
+    func placeSince(at t: Double) -> Double {
+        current >= 0 ? visitEntered : outsideSince.isNaN ? t : outsideSince
     }
 
     /// One second in four, pseudo-randomly, by a hash of its first reading's RSSI sum and gateway.

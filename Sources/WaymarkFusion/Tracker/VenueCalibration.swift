@@ -1,5 +1,13 @@
 import WaymarkCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What the engine has learned about the venue's radio from the readings themselves
 /// (self-calibration, docs/fusion.md "Self-calibration"): bounded, slowly adapting estimates of
 ///
@@ -30,7 +38,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     public internal(set) var roomLossDB: Double
     /// Offsets learned per gateway (dB, before the dead zone; relative to the median gateway's).
     public internal(set) var gatewayOffsetDB: [Double]
-    /// Seconds of evidence that taught it.
+    /// Confident seconds' worth that taught the exponent and room loss (a long stay's seconds count
+    /// less: `stayWeight`).
     public internal(set) var updates: Double = 0
     /// How often each gateway reports a device, by expected RSSI (`ReceptionCalibration`). Saved
     /// beside this in `CalibrationCheckpoint` (so that checkpoints written before it existed still
@@ -144,6 +153,28 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// once warmed up.
     static let powerMemory = 50.0, offsetMemory = 500.0
 
+    /// How long a stay teaches the venue at full weight (s), and the time constant with which it
+    /// then stops (`stayWeight`).
+    public static let stayTeachingS = 60.0
+
+    /// What a second of a device that has been at one place (its recorded region, or none) for
+    /// `dwell` seconds teaches the calibration, against a second of a device on the move: 1 for
+    /// the first `stayTeachingS`, then falling by e every `stayTeachingS`, so that one stay teaches
+    /// at most two minutes' worth however long it lasts.
+    ///
+    /// The calibration learns what is the same at every place (the venue's level, the gateways'
+    /// offsets, the exponent and room loss); a device that does not move gives the same place's
+    /// shadowing second after second (in the fitted radio it changes over 2.3 m walked, but only
+    /// over about 200 s standing), and taken at face value one parked tag outweighs every walker:
+    /// a tag left for an hour in the hall of the Kolakowski flat, next to its kitchen, taught the
+    /// flat an exponent of 2.66 and 0.7 dB of walls (1.60 and 7.5 without it), and the robot run
+    /// that followed fell from 92.1 to 80.1 % exact; 90.6 % with this weight (docs/accuracy.md, "A
+    /// parked tag teaches one place"). A stay longer than a minute is, most probably, a device
+    /// standing still.
+    public static func stayWeight(dwell: Double) -> Double {
+        dwell <= stayTeachingS ? 1 : exp(-(dwell - stayTeachingS) / stayTeachingS)
+    }
+
     init(gatewayCount: Int, pathLossExponent: Double, roomLossDB: Double = Self.defaultRoomLossDB, powerCorrectionDB: Double = 0) {
         self.pathLossExponent = pathLossExponent
         exponentPrior = pathLossExponent
@@ -164,19 +195,21 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// (before this correction). It teaches the exponent and room loss. `certain`: the second is
     /// known to be in `r` (a walk test's stay), and teaches the venue's level and the gateways'
     /// offsets too; the tracker teaches those from every second instead, by its belief
-    /// (`learnLevel(region:readings:measuredPower:tables:weight:)`, `learnOffsets`).
+    /// (`learnLevel(region:readings:measuredPower:tables:weight:)`, `learnOffsets`). `weight`: what
+    /// the second counts for in the exponent and room loss (`stayWeight`; 1 in a walk test).
     mutating func learn(region r: Int, readings: [RegionTracker.Heard], b: Float, measuredPower: Double,
-                        tables: TrackerTables, certain: Bool = true) {
-        updates += 1
-        let rate = max(1 / Self.powerMemory, 1 / updates)
+                        tables: TrackerTables, certain: Bool = true, weight: Double = 1) {
+        guard weight > 0 else { return }
+        updates += weight
+        let rate = weight * max(1 / Self.powerMemory, 1 / updates)
         let shift = Double(b)
         powerMean += rate * (shift - powerMean)
         powerSquare += rate * (shift * shift - powerSquare)
 
         if certain { learnLevel(region: r, readings: readings, measuredPower: measuredPower, tables: tables) }
         guard readings.count >= 2 else { return }
-        forgetShape(readings: readings.count)
-        learnShape(region: r, readings: readings, tables: tables)
+        forgetShape(readings: Double(readings.count) * weight)
+        learnShape(region: r, readings: readings, tables: tables, weight: weight)
         if certain {
             learnOffsets(readings: readings, measuredPower: measuredPower, tables: tables, hypotheses: 1,
                          region: { _ in r }, probability: { _ in 1 })
@@ -185,7 +218,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
 
     /// What one second teaches the gateways' offsets: each reading's deviation from the model,
     /// averaged over the regions the device may be in (`hypotheses` of them: `region(i)` with
-    /// probability `probability(i)`, which need not sum to 1), one reading's worth per gateway.
+    /// probability `probability(i)`, which need not sum to 1), `weight` readings' worth per gateway
+    /// (1, or less for a device that has stayed at one place: `stayWeight`).
     ///
     /// In each region the gateways' offsets are fitted jointly with the second's level (alternating
     /// least squares, one step a second): the level a gateway is measured against is the mean of
@@ -201,9 +235,9 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// of a real office floor up to 3.5 dB wrong after 2.5 minutes (docs/accuracy.md, "Offsets
     /// from every second").
     mutating func learnOffsets(readings: [RegionTracker.Heard], measuredPower: Double, tables: TrackerTables,
-                               hypotheses: Int, region: (Int) -> Int, probability: (Int) -> Double) {
+                               hypotheses: Int, weight: Double = 1, region: (Int) -> Int, probability: (Int) -> Double) {
         let h = readings.count
-        guard h >= 2 else { return }
+        guard h >= 2, weight > 0 else { return }
         let G = tables.gatewayCount, base = measuredPower + powerCorrectionDB
         withUnsafeTemporaryAllocation(of: Double.self, capacity: h) { residual in
             residual.update(repeating: 0)
@@ -231,8 +265,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
             guard mass > 0 else { return }
             for (j, reading) in readings.enumerated() {
                 let g = Int(reading.gateway), deviation = residual[j] / mass
-                offsetCount[g] += 1
-                let w = max(1 / Self.offsetMemory, 1 / offsetCount[g])
+                offsetCount[g] += weight
+                let w = weight * max(1 / Self.offsetMemory, 1 / offsetCount[g])
                 offsetSum[g] += w * (deviation - offsetSum[g])
                 offsetSquare[g] += w * (deviation * deviation - offsetSquare[g])
             }
@@ -240,8 +274,8 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     }
 
     /// The regression's memory: a second of `readings` readings makes the older ones count less.
-    mutating func forgetShape(readings k: Int) {
-        let decay = max(0, 1 - Double(k) / Self.regressionMemory)
+    mutating func forgetShape(readings k: Double) {
+        let decay = max(0, 1 - k / Self.regressionMemory)
         sxx *= decay; sxz *= decay; szz *= decay; sxy *= decay; szy *= decay
     }
 
@@ -251,7 +285,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// second by the tracker's belief, as the level is, the exponent went to its lower bound on
     /// short walks and the recorded route of the Kolakowski walk went from 100 to 87.9 %
     /// (docs/accuracy.md, 2026-12-07).
-    mutating func learnShape(region r: Int, readings: [RegionTracker.Heard], tables: TrackerTables) {
+    mutating func learnShape(region r: Int, readings: [RegionTracker.Heard], tables: TrackerTables, weight: Double = 1) {
         let G = tables.gatewayCount
         var mx = 0.0, mz = 0.0, my = 0.0
         for h in readings {
@@ -267,7 +301,7 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
             let x = Double(tables.logDistance[r * G + g]) - mx
             let z = -Double(tables.otherRoom[r * G + g]) - mz
             let y = Double(h.sum / h.count) - my
-            sxx += x * x; sxz += x * z; szz += z * z; sxy += x * y; szy += z * y
+            sxx += weight * x * x; sxz += weight * x * z; szz += weight * z * z; sxy += weight * x * y; szy += weight * z * y
         }
     }
 

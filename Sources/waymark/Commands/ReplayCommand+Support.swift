@@ -280,7 +280,7 @@ struct Replay {
         calibration: measured power \(String(format: "%+.1f", cal.powerCorrectionDB)) dB, path-loss exponent \
         \(String(format: "%.2f", cal.pathLossExponent)), room loss \(String(format: "%.1f", cal.roomLossDB)) dB, \
         gateway offsets beyond ±\(Int(VenueCalibration.offsetDeadZoneDB)) dB: \(offsets.isEmpty ? "none" : offsets.joined(separator: ", ")), \
-        reception sensitivity by expected RSSI: \(cal.receptionSummary)\(reliability) (exponent and room loss from \(Int(cal.updates)) confident seconds, the level from \(Int(cal.levelEvidence)) seconds' worth)\(notificationSummary.map { "; " + $0 } ?? "")
+        reception sensitivity by expected RSSI: \(cal.receptionSummary)\(reliability) (exponent and room loss from \(Int(cal.updates)) confident seconds' worth, the level from \(Int(cal.levelEvidence)) seconds' worth)\(notificationSummary.map { "; " + $0 } ?? "")
         """
     }
 

@@ -96,7 +96,7 @@ extension SiteCommand {
             func se(_ v: Double, _ digits: Int = 1) -> String { v.isFinite ? String(format: "± %.\(digits)f", v) : "± ?" }
             var lines = [
                 truth.map { "learned from \(Int(c.updates)) seconds of the stays in \($0)" }
-                    ?? "learned from every second (the level from \(Int(c.levelEvidence)) seconds' worth, weighed by how sure the place was); exponent and room loss from \(Int(c.updates)) confident seconds",
+                    ?? "learned from every second (the level from \(Int(c.levelEvidence)) seconds' worth, weighed by how sure the place was); exponent and room loss from \(Int(c.updates)) confident seconds' worth",
                 "measured-power correction  \(f(c.powerCorrectionDB)) dB \(se(u.powerDB))   (added to every tag's measured power)",
                 "path-loss exponent         \(String(format: "%.2f", c.pathLossExponent)) \(se(u.exponent, 2))   (site: \(String(format: "%.2f", site.calibration.pathLossExponent ?? site.fusion.pathLossExponent)))",
                 "room loss                  \(String(format: "%.1f", c.roomLossDB)) dB \(se(u.roomLossDB))   (a wall between two rooms)",
@@ -138,7 +138,7 @@ extension SiteCommand {
             var s = """
             calibration:
               # Written by `waymark site calibrate --write` on \(date) from \(input)
-              # (\(truth.map { "\(Int(c.updates)) seconds of the stays in \($0)" } ?? "\(Int(c.updates)) confident seconds")). The engine starts from these and goes on learning.
+              # (\(truth.map { "\(Int(c.updates)) seconds of the stays in \($0)" } ?? "\(Int(c.updates)) confident seconds' worth")). The engine starts from these and goes on learning.
               measured_power_offset_db: \(String(format: "%.1f", c.powerCorrectionDB))
               path_loss_exponent: \(String(format: "%.2f", c.pathLossExponent))
               room_loss_db: \(String(format: "%.1f", c.roomLossDB))
