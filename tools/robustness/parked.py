@@ -15,7 +15,10 @@ calibration learned.
 Run `scripts/accuracy.sh` first (it converts the dataset and writes the geometry-only site file),
 then:
 
-    python3 tools/robustness/parked.py [--hours 1] [--waymark .build/release/waymark] [--work .build/accuracy]
+    python3 tools/robustness/parked.py [--hours 1] [--open-plan] [--waymark .build/release/waymark] [--work .build/accuracy]
+
+--open-plan runs the flat drawn as an open plan instead (one region per anchor, no walls: the
+suite's `kolakowski-open-plan.yaml`), where a parked tag on a boundary flaps between two regions.
 
 Nothing is tuned here. Standard library only. Results: docs/accuracy.md, "A parked tag teaches one
 place".
@@ -57,8 +60,16 @@ def still_moments(truth):
     return found
 
 
+def site_and_truth(args):
+    if args.open_plan:
+        return (os.path.join(args.work, "kolakowski-open-plan.yaml"),
+                os.path.join(args.work, "kolakowski-test-robot-open-plan.visits.jsonl"))
+    return (os.path.join(args.work, "kolakowski-flat.geometry.yaml"),
+            os.path.join(args.work, "kolakowski-test-robot.visits.jsonl"))
+
+
 def run(args, sightings, out_dir, name):
-    site = os.path.join(args.work, "kolakowski-flat.geometry.yaml")
+    site, truth = site_and_truth(args)
     inp, out, log = (os.path.join(out_dir, f"{name}.{ext}") for ext in ("sightings.jsonl", "replay.jsonl", "replay.log"))
     with open(inp, "w") as f:
         for r in sightings:
@@ -69,12 +80,13 @@ def run(args, sightings, out_dir, name):
     with open(out) as src, open(robot, "w") as dst:
         dst.writelines(line for line in src if PARKED not in line)
     report = json.loads(subprocess.run(
-        [args.waymark, "evaluate", "--site", site, "--truth", os.path.join(args.work, "kolakowski-test-robot.visits.jsonl"),
-         "--output", robot, "--json"], check=True, capture_output=True).stdout)["waymark"]
+        [args.waymark, "evaluate", "--site", site, "--truth", truth, "--output", robot, "--json"],
+        check=True, capture_output=True).stdout)["waymark"]
     text = open(log).read()
     learned = re.search(r"path-loss exponent ([0-9.]+), room loss ([0-9.]+) dB", text)
     offsets = re.search(r"gateway offsets beyond ±3 dB: (.*?), reception", text)
-    return (100 * report["current_region_accuracy"], 100 * report["visit_precision"],
+    stays = sum(1 for line in open(out) if PARKED in line and '"type":"visit"' in line)
+    return (100 * report["current_region_accuracy"], 100 * report["visit_precision"], stays,
             learned.group(1) if learned else "?", learned.group(2) if learned else "?",
             offsets.group(1) if offsets else "none")
 
@@ -84,23 +96,25 @@ def main():
     ap.add_argument("--work", default=".build/accuracy")
     ap.add_argument("--waymark", default=".build/release/waymark")
     ap.add_argument("--hours", type=float, default=1.0, help="how long the tag is parked before the robot run starts")
+    ap.add_argument("--open-plan", action="store_true", help="the flat drawn as an open plan (one region per anchor)")
     a = ap.parse_args()
     kola = os.path.join(a.work, "kolakowski")
     needed = [os.path.join(kola, f) for f in ("calibration.sightings.jsonl", "calibration.truth.jsonl", "test-robot.sightings.jsonl")]
-    needed += [os.path.join(a.work, f) for f in ("kolakowski-flat.geometry.yaml", "kolakowski-test-robot.visits.jsonl")]
+    needed += list(site_and_truth(a))
     for path in needed + [a.waymark]:
         if not os.path.exists(path):
             sys.exit(f"parked: {path} is missing (run scripts/accuracy.sh first, which builds waymark and converts the dataset)")
-    out_dir = os.path.join(a.work, "parked")
+    out_dir = os.path.join(a.work, "parked-open-plan" if a.open_plan else "parked")
     os.makedirs(out_dir, exist_ok=True)
     calibration = read_jsonl(needed[0])
     robot = read_jsonl(needed[2])
     start, end = robot[0]["t"] - a.hours * 3600, robot[-1]["t"]
 
-    print(f"| parked tag ({a.hours:g} h before the robot run and during it) | robot exact % | robot visit precision % | learned exponent | learned room loss dB | offsets beyond ±3 dB |")
-    print("|---|---:|---:|---:|---:|---|")
-    exact, precision, n, w, offsets = run(a, robot, out_dir, "none")
-    print(f"| none | {exact:.1f} | {precision:.1f} | {n} | {w} | {offsets} |", flush=True)
+    print(f"| parked tag ({a.hours:g} h before the robot run and during it{', open plan' if a.open_plan else ''}) | robot exact % | "
+          "robot visit precision % | the parked tag's visits | learned exponent | learned room loss dB | offsets beyond ±3 dB |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    exact, precision, _, n, w, offsets = run(a, robot, out_dir, "none")
+    print(f"| none | {exact:.1f} | {precision:.1f} | – | {n} | {w} | {offsets} |", flush=True)
     for t0, x, y, room in still_moments(read_jsonl(needed[1])):
         stretch = [r for r in calibration if t0 <= r["t"] < t0 + WINDOW_S]
         parked, k = [], 0
@@ -110,8 +124,8 @@ def main():
                        for r in stretch if base + r["t"] - t0 <= end]
             k += 1
         name = f"at-{x:.1f}-{y:.1f}"
-        exact, precision, n, w, offsets = run(a, sorted(parked + robot, key=lambda r: r["t"]), out_dir, name)
-        print(f"| {room} ({x:.1f}, {y:.1f}) | {exact:.1f} | {precision:.1f} | {n} | {w} | {offsets} |", flush=True)
+        exact, precision, stays, n, w, offsets = run(a, sorted(parked + robot, key=lambda r: r["t"]), out_dir, name)
+        print(f"| {room} ({x:.1f}, {y:.1f}) | {exact:.1f} | {precision:.1f} | {stays} | {n} | {w} | {offsets} |", flush=True)
 
 
 if __name__ == "__main__":
