@@ -73,6 +73,8 @@ extension DeviceState {
                                   measuredPower: power, tables: ctx.tracker, certain: ctx.teacher != nil, weight: stay)
             }
             if ctx.teacher == nil {
+                calibration.taught.seconds += 1
+                calibration.taught.worth += stay
                 Self.teachFromBelief(heard: tracker.heard, posterior: tracker.alpha, slots: slots, shifts: UnsafeBufferPointer(shifts),
                                 fits: UnsafeBufferPointer(fits), fitGate: fitGate, levelGate: levelGate, power: power,
                                 weight: stay, ctx.tracker, &calibration)

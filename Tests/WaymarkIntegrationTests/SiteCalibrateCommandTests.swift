@@ -28,6 +28,28 @@ struct SiteCalibrateCommandTests {
         return (site, sightings, truth)
     }
 
+    @Test("says so when the recording is mostly tags standing still")
+    func standingTags() throws {
+        let waymark = try DemoTests.binary("waymark", repo: Self.repo)
+        let dir = try DeployEnvironment.temporaryDirectory("calibrate-standing")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let site = dir.appendingPathComponent("site.yaml").path
+        try FileManager.default.copyItem(atPath: Self.repo.appendingPathComponent("deploy/examples/open-hall.yaml").path, toPath: site)
+        let sightings = dir.appendingPathComponent("s.jsonl").path
+        // Four tags that never move, for 20 minutes. Each stay teaches two minutes' worth; in the
+        // open hall they flap between neighbouring cells every minute or three, and each flap
+        // starts a stay again (4,800 device-seconds were worth 2,118 when this was written).
+        let sim = try AggregatorProcesses.run([waymark, "simulate", "--site", site, "--devices", "4", "--duration", "20m",
+                                               "--stationary-fraction", "1", "--seed", "3", "--sightings", sightings, "--quiet"])
+        #expect(sim.status == 0, "\(sim.output)")
+        let run = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings])
+        #expect(run.status == 0, "\(run.output)")
+        let note = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("(mostly tags standing still") }, "\(run.output)")
+        let numbers = note.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        // "N device-seconds, together worth W": four tags for 20 minutes, worth under half of it.
+        #expect(numbers.count >= 2 && numbers[0] > 4_000 && numbers[1] < numbers[0] / 2, "\(note)")
+    }
+
     @Test("prints the learned calibration and writes a calibration: section that loads")
     func calibrateAndWrite() throws {
         let waymark = try DemoTests.binary("waymark", repo: Self.repo)
@@ -39,6 +61,7 @@ struct SiteCalibrateCommandTests {
         let run = try AggregatorProcesses.run([waymark, "site", "calibrate", "--site", site, "--input", sightings, "--write"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("measured-power correction"), "\(run.output)")
+        #expect(!run.output.contains("mostly tags standing still"), "\(run.output)")
         let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("gw-b2") }, "\(run.output)")
         let fields = row.split(separator: " ")
         let deviation = try #require(Double(fields[1]), "\(row)")

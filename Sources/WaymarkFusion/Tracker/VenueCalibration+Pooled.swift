@@ -10,6 +10,8 @@ extension VenueCalibration {
             total > 0 ? parts.reduce(0) { $0 + value($1) * $1.updates } / total : parts.reduce(0) { $0 + value($1) } / Double(parts.count)
         }
         c.updates = total
+        c.taught.seconds = parts.reduce(0) { $0 + $1.taught.seconds }
+        c.taught.worth = parts.reduce(0) { $0 + $1.taught.worth }
         c.powerCorrectionDB = mean(\.powerCorrectionDB)
         c.pathLossExponent = mean(\.pathLossExponent)
         c.roomLossDB = mean(\.roomLossDB)

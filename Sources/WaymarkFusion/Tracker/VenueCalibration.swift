@@ -45,6 +45,19 @@ public struct VenueCalibration: Hashable, Sendable, Codable {
     /// beside this in `CalibrationCheckpoint` (so that checkpoints written before it existed still
     /// restore), not inside it.
     var reception = ReceptionCalibration(gatewayCount: 0)
+    /// Since this engine started: the device-seconds the tracker offered the calibration, and what
+    /// they counted for (`stayWeight`: less for a device that had stayed at one place). Far fewer
+    /// worth than seen: the data were mostly tags standing still, which say where they stand rather
+    /// than how the gateways read (`waymark site calibrate` says so).
+    public internal(set) var taught = TeachingTally()
+
+    /// A tally of one run, not part of what was learned: not saved with a checkpoint, and not
+    /// compared (a calibration restored from a checkpoint equals the one saved).
+    public struct TeachingTally: Sendable, Hashable {
+        public internal(set) var seconds = 0.0, worth = 0.0
+        public static func == (_: Self, _: Self) -> Bool { true }
+        public func hash(into hasher: inout Hasher) {}
+    }
 
     private enum CodingKeys: String, CodingKey {
         case powerCorrectionDB, pathLossExponent, roomLossDB, gatewayOffsetDB, updates, powerMean, powerSquare

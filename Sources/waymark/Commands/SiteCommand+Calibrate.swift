@@ -67,6 +67,7 @@ extension SiteCommand {
                 throw ExitCode(1)
             }
             print(Self.table(c, site: loaded, taughtBy: truth))
+            if truth == nil, let note = Self.standingNote(c) { print(note) }
             if let teacher {
                 let doubtful = Self.doubtfulStays(teacher, lives: replay.liveLocations ?? [], site: loaded)
                 if !doubtful.isEmpty {
@@ -124,6 +125,17 @@ extension SiteCommand {
                 lines.append(reliability + ")")
             }
             return lines.joined(separator: "\n")
+        }
+
+        /// A warning when most of the recording's device-seconds were of tags that had stayed at one
+        /// place for over a minute (`VenueCalibration.stayWeight`): what was learned rests on the few
+        /// others, and a parked tag's readings describe its place, not the gateways.
+        static func standingNote(_ c: VenueCalibration) -> String? {
+            let t = c.taught
+            guard t.seconds > 0, t.worth < 0.5 * t.seconds else { return nil }
+            return "(mostly tags standing still: \(Int(t.seconds)) device-seconds, together worth \(Int(t.worth)). A tag that has "
+                + "stayed at one place for over a minute teaches its place rather than how the gateways read, and counts less and less. "
+                + "Record tags carried through the venue, or walk one through it with --truth, before --write)"
         }
 
         /// The `calibration:` section for the site file.
