@@ -77,15 +77,20 @@ def run(args, sightings, out_dir, name):
     with open(log, "w") as err:
         subprocess.run([args.waymark, "replay", "--site", site, "--input", inp, "--output", out], check=True, stderr=err)
     robot = os.path.join(out_dir, f"{name}.robot.jsonl")
+    stays = 0  # the parked tag's visits, counted while its lines are taken out
     with open(out) as src, open(robot, "w") as dst:
-        dst.writelines(line for line in src if PARKED not in line)
+        for line in src:
+            if PARKED not in line:
+                dst.write(line)
+            elif '"type":"visit"' in line:
+                stays += 1
     report = json.loads(subprocess.run(
         [args.waymark, "evaluate", "--site", site, "--truth", truth, "--output", robot, "--json"],
         check=True, capture_output=True).stdout)["waymark"]
-    text = open(log).read()
+    with open(log) as f:
+        text = f.read()
     learned = re.search(r"path-loss exponent ([0-9.]+), room loss ([0-9.]+) dB", text)
     offsets = re.search(r"gateway offsets beyond ±3 dB: (.*?), reception", text)
-    stays = sum(1 for line in open(out) if PARKED in line and '"type":"visit"' in line)
     return (100 * report["current_region_accuracy"], 100 * report["visit_precision"], stays,
             learned.group(1) if learned else "?", learned.group(2) if learned else "?",
             offsets.group(1) if offsets else "none")
