@@ -16,12 +16,16 @@ public struct CompactBinaryDecoder: Sendable {
             throw source.corrupt("not in the compact binary format (no header)")
         }
         let version = try source.byte()
-        guard version == CompactBinaryFormat.version else {
-            throw source.corrupt("compact binary format version \(version); this build reads version \(CompactBinaryFormat.version)")
+        guard CompactBinaryFormat.readable.contains(version) else {
+            throw source.corrupt("compact binary format version \(version); this build reads versions \(CompactBinaryFormat.readable.lowerBound)–\(CompactBinaryFormat.readable.upperBound)")
         }
+        source.version = version
         let expected = try source.fixed(UInt64.self)
         let value = try source.decodeValue(type)
         guard source.offset == source.end else { throw source.corrupt("\(source.end - source.offset) bytes left over") }
+        guard !source.fieldsLeft.contains(where: { $0 != 0 }) else {
+            throw source.corrupt("\(T.self) no longer reads every field the bytes hold (fields removed since)")
+        }
         guard source.fingerprint == expected else {
             throw source.corrupt("written for another shape of \(T.self) (fields added, removed or changed since)")
         }
@@ -35,6 +39,22 @@ final class CompactBinarySource {
     @exclusivity(unchecked) var offset: Int
     let end: Int
     @exclusivity(unchecked) var fingerprint = CompactBinaryFormat.fnvOffset
+    /// The format version of the bytes.
+    var version = CompactBinaryFormat.version
+    /// For each keyed container opened so far (version 2 on), how many of its stored fields are
+    /// still to be read.
+    @exclusivity(unchecked) var fieldsLeft: [Int] = []
+
+    /// Whether the keyed container `slot` has a stored field left (always, in version 1).
+    @inline(__always) func hasField(_ slot: Int) -> Bool { slot < 0 || fieldsLeft[slot] > 0 }
+
+    /// Counts the next field of keyed container `slot` as read; false when it has none left.
+    @inline(__always) func takeField(_ slot: Int) -> Bool {
+        guard slot >= 0 else { return true }
+        guard fieldsLeft[slot] > 0 else { return false }
+        fieldsLeft[slot] -= 1
+        return true
+    }
 
     init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
@@ -141,7 +161,12 @@ struct CompactBinaryDecoding: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         source.tag(.keyed)
-        return KeyedDecodingContainer(CompactKeyedDecodingContainer<Key>(source: source))
+        var slot = -1
+        if source.version >= 2 {
+            slot = source.fieldsLeft.count
+            source.fieldsLeft.append(Int(try source.byte()))
+        }
+        return KeyedDecodingContainer(CompactKeyedDecodingContainer<Key>(source: source, slot: slot))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

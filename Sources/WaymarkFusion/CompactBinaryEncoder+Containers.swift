@@ -1,54 +1,72 @@
-/// Keyed values are written in the order they are encoded; the key names go into the fingerprint
-/// only. `encodeIfPresent` writes a presence byte, like every other `Optional`.
+/// Keyed values are written in the order they are encoded, after a count of them (one byte,
+/// patched as values are added; version 2 on); the key names go into the fingerprint only.
+/// `encodeIfPresent` writes a presence byte, like every other `Optional`.
 struct CompactKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let sink: CompactBinarySink
+    /// Where the field count is (nil: format version 1, no count).
+    let countOffset: Int?
     var codingPath: [any CodingKey] { [] }
 
-    mutating func encodeNil(forKey key: Key) throws { throw sink.unsupportedNil([key]) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { sink.key(key); sink.write(value) }
-    mutating func encode(_ value: String, forKey key: Key) throws { sink.key(key); sink.write(value) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { sink.key(key); sink.write(value) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { sink.key(key); sink.write(value) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { sink.key(key); sink.write(value) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { sink.key(key); sink.write(value, .int8) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { sink.key(key); sink.write(value, .int16) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { sink.key(key); sink.write(value, .int32) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { sink.key(key); sink.write(value, .int64) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { sink.key(key); sink.write(value) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { sink.key(key); sink.write(value, .uint8) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { sink.key(key); sink.write(value, .uint16) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { sink.key(key); sink.write(value, .uint32) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { sink.key(key); sink.write(value, .uint64) }
-    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { sink.key(key); try sink.encodeValue(value) }
+    /// Counts the field about to be written and mixes its key into the fingerprint.
+    @inline(__always) private func field(_ key: Key) {
+        sink.key(key)
+        if let countOffset { sink.countField(at: countOffset) }
+    }
 
-    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
-    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { sink.key(key); try value.encodePresence(into: sink) }
+    mutating func encodeNil(forKey key: Key) throws { throw sink.unsupportedNil([key]) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { field(key); sink.write(value) }
+    mutating func encode(_ value: String, forKey key: Key) throws { field(key); sink.write(value) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { field(key); sink.write(value) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { field(key); sink.write(value) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { field(key); sink.write(value) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { field(key); sink.write(value, .int8) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { field(key); sink.write(value, .int16) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { field(key); sink.write(value, .int32) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { field(key); sink.write(value, .int64) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { field(key); sink.write(value) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { field(key); sink.write(value, .uint8) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { field(key); sink.write(value, .uint16) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { field(key); sink.write(value, .uint32) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { field(key); sink.write(value, .uint64) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { field(key); try sink.encodeValue(value) }
+
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { field(key); try value.encodePresence(into: sink) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        sink.key(key)
+        field(key)
         return CompactBinaryEncoding(sink: sink).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        sink.key(key)
+        field(key)
         return CompactBinaryEncoding(sink: sink).unkeyedContainer()
     }
 
-    mutating func superEncoder() -> any Encoder { sink.tag(.superEncoder); return CompactBinaryEncoding(sink: sink) }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { sink.key(key); return superEncoder() }
+    mutating func superEncoder() -> any Encoder {
+        if let countOffset { sink.countField(at: countOffset) }
+        sink.tag(.superEncoder)
+        return CompactBinaryEncoding(sink: sink)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        field(key)
+        sink.tag(.superEncoder)
+        return CompactBinaryEncoding(sink: sink)
+    }
 }
 
 /// Elements follow a 32-bit count, patched as elements are added (an encoder is not told when a

@@ -10,8 +10,16 @@
 /// encoder is not for use by several threads at once.
 public final class CompactBinaryEncoder {
     private var kinds: [ObjectIdentifier: CompactBinarySink.Kind] = [:]
+    private let version: UInt8
 
-    public init() {}
+    public init() { version = CompactBinaryFormat.version }
+
+    /// An encoder that writes an older format version (1 or the current), for tests of reading
+    /// what an earlier build saved.
+    init(formatVersion: UInt8) {
+        precondition(CompactBinaryFormat.readable.contains(formatVersion), "unknown compact binary format version")
+        version = formatVersion
+    }
 
     /// The encoded bytes of `value`.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
@@ -30,11 +38,16 @@ public final class CompactBinaryEncoder {
             swap(&sink.kinds, &kinds)
         }
         let start = sink.bytes.count
+        sink.version = version
         sink.bytes.append(CompactBinaryFormat.magic)
-        sink.bytes.append(CompactBinaryFormat.version)
+        sink.bytes.append(version)
         sink.bytes.append(contentsOf: repeatElement(0, count: 8))
         do {
             try sink.encodeValue(value)
+            if sink.tooManyFields {
+                throw EncodingError.invalidValue(value, .init(
+                    codingPath: [], debugDescription: "a keyed container of \(T.self) has more than 255 fields, more than the compact binary format counts"))
+            }
         } catch {
             sink.bytes.removeSubrange(start...)
             throw error
@@ -53,6 +66,15 @@ final class CompactBinarySink {
     @exclusivity(unchecked) var bytes: [UInt8] = []
     @exclusivity(unchecked) var fingerprint = CompactBinaryFormat.fnvOffset
     var kinds: [ObjectIdentifier: Kind] = [:]
+    /// The format version being written (1: keyed containers carry no field count).
+    var version = CompactBinaryFormat.version
+    /// Set when a keyed container got more fields than its one-byte count holds.
+    var tooManyFields = false
+
+    /// Counts one more field of the keyed container whose count is at `offset`.
+    @inline(__always) func countField(at offset: Int) {
+        if bytes[offset] == UInt8.max { tooManyFields = true } else { bytes[offset] &+= 1 }
+    }
 
     @inline(__always) func tag(_ t: CompactBinaryFormat.Tag) { CompactBinaryFormat.mix(&fingerprint, t.rawValue) }
     @inline(__always) func key(_ k: some CodingKey) { CompactBinaryFormat.mix(&fingerprint, key: k) }
@@ -140,7 +162,12 @@ struct CompactBinaryEncoding: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         sink.tag(.keyed)
-        return KeyedEncodingContainer(CompactKeyedEncodingContainer<Key>(sink: sink))
+        var countOffset: Int? = nil
+        if sink.version >= 2 {
+            countOffset = sink.bytes.count
+            sink.bytes.append(0)
+        }
+        return KeyedEncodingContainer(CompactKeyedEncodingContainer<Key>(sink: sink, countOffset: countOffset))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -9,11 +9,26 @@
 /// so a field added, removed, renamed, reordered or retyped since the bytes were written makes
 /// decoding fail (with `DecodingError.dataCorrupted`) instead of reading the wrong fields.
 ///
-/// Layout: magic `0xB7`, format version `1`, the fingerprint (8 bytes), then the payload.
+/// **Fields added later** (version 2): every keyed container starts with the number of fields
+/// written to it (one byte). A field that a type asks for beyond that number is absent:
+/// `contains` is false, `decodeIfPresent` returns nil, `decode` throws `keyNotFound`, and nothing
+/// of it enters the fingerprint. So a stored property appended at the *end* of a type reads bytes
+/// written before it existed when a hand-written `init(from:)` decodes it as
+/// `c.contains(.x) ? try c.decode(T.self, forKey: .x) : default` (an `Optional` property as the
+/// synthesized conformance does, `decodeIfPresent`); the fingerprint still covers every field the
+/// bytes hold, and this works with JSON too. Any other change — a field removed, renamed,
+/// reordered or retyped, or appended and decoded unconditionally as the synthesized conformance
+/// does for a non-optional — is still refused.
+///
+/// Layout: magic `0xB7`, format version (`2`; version `1`, without the field counts, is still
+/// read), the fingerprint (8 bytes), then the payload.
 /// Types that encode `nil` by hand (`encodeNil`) are refused when encoding; use an `Optional`.
 enum CompactBinaryFormat {
     static let magic: UInt8 = 0xB7
-    static let version: UInt8 = 1
+    /// The version written.
+    static let version: UInt8 = 2
+    /// The versions read.
+    static let readable: ClosedRange<UInt8> = 1...2
     static let headerSize = 10
 
     static let fnvOffset: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -2,6 +2,13 @@ import WaymarkCore
 
 /// Everything the engine remembers about one device. Its size is bounded by the monitored set
 /// size (slots and links) and `journey_max_regions`, never by the number of regions in the venue.
+///
+/// Saved in every device checkpoint (`DeviceCheckpoint`, compact binary). To add a stored
+/// property without making the checkpoints already saved unreadable (each device would start
+/// afresh after the upgrade), append it at the end of the type it belongs to and decode it in a
+/// hand-written `init(from:)` as `contains(key) ? decode : default` (`CompactBinaryFormat`,
+/// "Fields added later"); the synthesized conformance decodes every field unconditionally and
+/// refuses the older bytes.
 struct DeviceState: Sendable, Hashable, Codable {
     /// One region of the monitored set.
     struct Slot: Sendable, Hashable, Codable {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import WaymarkCore
-import WaymarkFusion
+@testable import WaymarkFusion
 @testable import WaymarkAggregator
 
 /// The checkpoint encoding: exact round trips, and a loud failure — never wrong fields — when the
@@ -78,7 +78,7 @@ import WaymarkFusion
     }
 
     // Shapes a type may take after an engine change.
-    struct V1: Codable { var a: Int; var b: Double }
+    struct V1: Codable, Equatable { var a: Int; var b: Double }
     struct V1Added: Codable { var a: Int; var b: Double; var c: Int }
     struct V1Renamed: Codable { var a: Int; var d: Double }
     struct V1Retyped: Codable { var a: Int; var b: Float; var pad: Float }
@@ -91,6 +91,98 @@ import WaymarkFusion
         #expect(throws: DecodingError.self) { try CompactBinaryDecoder().decode([V1Retyped].self, from: bytes) }
         #expect(throws: DecodingError.self) { try CompactBinaryDecoder().decode([V1Reordered].self, from: bytes) }
         #expect(try CompactBinaryDecoder().decode([V1].self, from: bytes).map(\.b) == [2, 4])
+    }
+
+    /// `V1` with two fields appended later, read with a default when the bytes predate them.
+    struct V1Later: Codable, Equatable {
+        var a: Int
+        var b: Double
+        var c = 7
+        var note: String?
+
+        enum CodingKeys: String, CodingKey { case a, b, c, note }
+
+        init(a: Int, b: Double, c: Int = 7, note: String? = nil) {
+            (self.a, self.b, self.c, self.note) = (a, b, c, note)
+        }
+
+        init(from decoder: any Decoder) throws {
+            let k = try decoder.container(keyedBy: CodingKeys.self)
+            a = try k.decode(Int.self, forKey: .a)
+            b = try k.decode(Double.self, forKey: .b)
+            c = k.contains(.c) ? try k.decode(Int.self, forKey: .c) : 7
+            note = try k.decodeIfPresent(String.self, forKey: .note)
+        }
+    }
+
+    /// The absent fields are those of each container, not of the whole value: `after` follows them.
+    struct Holder<Item: Codable & Equatable>: Codable, Equatable {
+        var items: [Item]
+        var after: String
+    }
+
+    @Test func aFieldAppendedLaterReadsOlderBytesWithItsDefault() throws {
+        let old = try CompactBinaryEncoder().encode(Holder(items: [V1(a: 1, b: 2), V1(a: 3, b: 4)], after: "x"))
+        let read = try CompactBinaryDecoder().decode(Holder<V1Later>.self, from: old)
+        #expect(read == Holder(items: [V1Later(a: 1, b: 2), V1Later(a: 3, b: 4)], after: "x"))
+        // Written by the newer shape, the fields are kept.
+        let new = Holder(items: [V1Later(a: 5, b: 6, c: 9, note: "n"), V1Later(a: 8, b: 0)], after: "y")
+        #expect(try CompactBinaryDecoder().decode(Holder<V1Later>.self, from: CompactBinaryEncoder().encode(new)) == new)
+        // The older shape does not read the newer bytes: their extra fields would be lost.
+        #expect(throws: DecodingError.self) { try CompactBinaryDecoder().decode(Holder<V1>.self, from: CompactBinaryEncoder().encode(new)) }
+        // A field appended without a default (the synthesized `decode`) is refused, and names itself.
+        #expect {
+            try CompactBinaryDecoder().decode([V1Added].self, from: CompactBinaryEncoder().encode([V1(a: 1, b: 2)]))
+        } throws: { error in
+            guard case DecodingError.keyNotFound(let key, _) = error else { return false }
+            return key.stringValue == "c"
+        }
+        // Bytes of the first format version carry no field counts: they read as before, and only
+        // into the shape that wrote them.
+        let v1 = try CompactBinaryEncoder(formatVersion: 1).encode([V1(a: 1, b: 2)])
+        #expect(v1[1] == 1 && old[1] == CompactBinaryFormat.version)
+        #expect(try CompactBinaryDecoder().decode([V1].self, from: v1).map(\.a) == [1])
+        #expect(throws: DecodingError.self) { try CompactBinaryDecoder().decode([V1Later].self, from: v1) }
+        #expect(throws: DecodingError.self) { try CompactBinaryDecoder().decode([V1Renamed].self, from: v1) }
+    }
+
+    /// What the aggregator saved before the field counts (format version 1) restores unchanged.
+    @Test func checkpointsOfTheFirstFormatVersionStillRestore() throws {
+        var core = AggregatorCore(site: try LineVenue.site(count: 4), topics: Topics(site: "line"))
+        let records = LineWalk.records(devices: 2, path: [0, 1, 2], dwell: 20, start: 1_700_000_000, regions: 4)
+        for b in LineWalk.batches(records) {
+            _ = core.handle(topic: Topics(site: "line").sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
+        }
+        let checkpoints = core.fusion.checkpoint()
+        #expect(checkpoints.count == 2)
+        for cp in checkpoints {
+            let v1 = try CompactBinaryEncoder(formatVersion: 1).encode(cp), v2 = try CompactBinaryEncoder().encode(cp)
+            #expect(v2.count > v1.count)
+            for bytes in [v1, v2] {
+                var back = try CompactBinaryDecoder().decode(DeviceCheckpoint.self, from: bytes)
+                back.ordinal = cp.ordinal
+                #expect(back == cp)
+            }
+        }
+    }
+
+    struct Wide: Encodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        var fields: Int
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            for i in 0..<fields { try c.encode(i, forKey: Key(stringValue: "f\(i)")) }
+        }
+    }
+
+    @Test func aContainerOfMoreFieldsThanTheCountHoldsIsRefused() throws {
+        #expect(try CompactBinaryEncoder().encode(Wide(fields: 255)).count > 255 * 8)
+        #expect(throws: EncodingError.self) { try CompactBinaryEncoder().encode(Wide(fields: 256)) }
     }
 
     @Test func damagedBytesFailCleanly() throws {
