@@ -331,7 +331,8 @@ extension DeviceState {
     /// Smooths the oldest pending second and records its decision. A device in the venue with no
     /// current region enters the most probable region at once. A device in a region moves only
     /// when another region is at least `switchOdds` times as probable as the current one in the
-    /// smoothed probabilities, so the hesitation delays the record, not its times: the move is
+    /// smoothed probabilities and has led them for `minimumLeadS`, so the hesitation delays the
+    /// record, not its times: the move is
     /// dated at the start of the second from which the evidence held (`RegionTracker.changePoint`)
     /// best fits "the old region before, the new one after", searched from `lag` seconds before
     /// the first second in which the new region led without interruption up to that second. A
@@ -377,7 +378,7 @@ extension DeviceState {
         }
         let from = slotIndex(of: current)
         let held = from.map { $0 < posterior.count ? posterior[$0] : 0 } ?? 0
-        guard p >= Self.switchOdds * held else { return }
+        guard p >= Self.switchOdds * held, time - challengerSince >= Self.minimumLeadS else { return }
         var since = challengerSince
         if let from {
             let firstLed = Int64(challengerSince.rounded(.down))
@@ -392,6 +393,15 @@ extension DeviceState {
     /// recorded history moves to it (posterior odds 2 : 1). A false move costs a false visit and
     /// a flap, a late one only the seconds of hesitation, which the move's back-dating returns.
     static let switchOdds: Float = 2
+
+    /// How long (s) another region must have led the smoothed probabilities, from the first
+    /// reading of the first second it led to that of the second that confirms the move, before the
+    /// recorded history moves to it: a region that takes the lead at 2 : 1 for a moment — a device
+    /// walking past a side room's door, or through the gap between two regions where a third
+    /// region's gateway is the nearest — is not a visit. The tracker's own unit of evidence, one
+    /// second; the move is still dated where the evidence turned, so waiting costs the record's
+    /// delay, not its accuracy.
+    static let minimumLeadS: Double = 1
 
     /// Records every pending second (no later evidence is coming within the lag, or the device
     /// leaves).

@@ -24,12 +24,14 @@ import WaymarkCore
         // The live region follows within a few seconds of the move (a clear 14 dB swing here).
         let live = try #require(d.lives.first { $0.region == "r1" })
         #expect(live.t >= moved && live.t <= moved + 3)
-        // The recorded change is reported after the smoothing lag but dated at the evidence.
+        // The recorded change is reported after the smoothing lag (3 s) and the new region's lead
+        // (`DeviceState.minimumLeadS`), but dated at the evidence.
         let reported = try #require(d.locationReports.last?.at)
         let changed = try #require(d.locations.last?.t)
         // Dated at the start of the second whose evidence first shows the move.
         #expect(changed >= moved.rounded(.down) && changed <= moved + 1.5, "moved \(moved), changed \(changed)")
-        #expect(reported >= changed + 3 && reported <= changed + 5)
+        #expect(reported >= changed + 3 + DeviceState.minimumLeadS && reported <= changed + 3 + DeviceState.minimumLeadS + 1.5,
+                "changed \(changed), reported \(reported)")
         #expect(d.visits.first?.region == "r0" && d.visits.first?.exited == changed && d.visits.first?.inferred == false)
         #expect(d.transitions.map { "\($0.from)>\($0.to)" } == ["r0>r1"])
         let confidence = try #require(d.locations.last?.confidence)
@@ -137,6 +139,38 @@ import WaymarkCore
         // smoothed leader gave 62).
         let recordedChanges = d.locations.count - 1
         #expect(recordedChanges * 3 < liveChanges, "\(recordedChanges) recorded changes for \(liveChanges) live ones")
+    }
+
+    @Test func walkingPastASideRoomsDoorRarelyRecordsAVisitToIt() throws {
+        // A corridor of two regions 12 m apart (radius 3 m) and a side room whose gateway is 3.5 m
+        // from the corridor's middle: walking from one end to the other, the device passes through
+        // the gap between the corridor's regions, where the side room's gateway is the nearest,
+        // without entering the room. Ten walkers, 40 passes each, readings with σ = 2 dB.
+        var sideRoomVisits = 0, passes = 0
+        for seed in 1...10 as ClosedRange<UInt64> {
+            var rng = SeededRandom(seed: seed)
+            let site = try Venue.site(gateways: [("g0", 0, 0), ("g1", 6, 3.5), ("g2", 12, 0)],
+                                      regions: [("r0", ["g0"]), ("r1", ["g1"]), ("r2", ["g2"])],
+                                      edges: [("r0", "r1"), ("r1", "r2"), ("r0", "r2")], radius: 3, fusion: "")
+            var d = Driver(site)
+            let start = d.now
+            d.run(for: 1200, step: 0.5) { d in
+                d.heartbeat()
+                // 20 s at one end, 10 s walking at 1.2 m/s, 20 s at the other end, 10 s back.
+                let phase = (d.now - start).truncatingRemainder(dividingBy: 60)
+                let x = phase < 20 ? 0 : phase < 30 ? (phase - 20) * 1.2 : phase < 50 ? 12 : 12 - (phase - 50) * 1.2
+                let toG1 = ((x - 6) * (x - 6) + 3.5 * 3.5).squareRoot()
+                d.hear("g0", rssi: min(-1, rssi(atDistance: max(0.5, x)) + rng.gaussian(sigma: 2)))
+                d.hear("g1", rssi: min(-1, rssi(atDistance: toG1) + rng.gaussian(sigma: 2)))
+                d.hear("g2", rssi: min(-1, rssi(atDistance: max(0.5, 12 - x)) + rng.gaussian(sigma: 2)))
+            }
+            sideRoomVisits += d.visits.filter { $0.region == "r1" }.count
+            passes += 40
+            #expect(d.visits.filter { $0.region != "r1" }.count >= 38, "the walks between the corridor's ends are recorded")
+        }
+        // A move needs the new region to lead for a second (`DeviceState.minimumLeadS`): 48 visits
+        // to the side room in 400 passes; moving on the first second it led at 2 : 1 recorded 81.
+        #expect(sideRoomVisits * 6 < passes, "\(sideRoomVisits) side-room visits in \(passes) passes")
     }
 
     @Test func aGatewayThatReadsHotDoesNotTakeOver() throws {
