@@ -39,13 +39,18 @@ import WaymarkCore
         #expect(special[0].isNaN && special[1] == .infinity && special[2].sign == .minus)
     }
 
-    @Test func engineCheckpointsRoundTripAndAreSmallerThanJSON() throws {
-        var core = AggregatorCore(site: try LineVenue.site(count: 6), topics: Topics(site: "line"))
-        let records = LineWalk.records(devices: 4, path: [0, 1, 2, 3, 4, 5], dwell: 20, start: 1_700_000_000, regions: 6)
+    /// The checkpoints of an engine whose `devices` walked `path` along a line of `regions`.
+    static func engineCheckpoints(devices: Int, path: [Int], regions: Int) throws -> [DeviceCheckpoint] {
+        var core = AggregatorCore(site: try LineVenue.site(count: regions), topics: Topics(site: "line"))
+        let records = LineWalk.records(devices: devices, path: path, dwell: 20, start: 1_700_000_000, regions: regions)
         for b in LineWalk.batches(records) {
             _ = core.handle(topic: Topics(site: "line").sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
         }
-        let checkpoints = core.fusion.checkpoint()
+        return core.fusion.checkpoint()
+    }
+
+    @Test func engineCheckpointsRoundTripAndAreSmallerThanJSON() throws {
+        let checkpoints = try Self.engineCheckpoints(devices: 4, path: [0, 1, 2, 3, 4, 5], regions: 6)
         #expect(checkpoints.count == 4)
         var binary = 0, json = 0
         for cp in checkpoints {
@@ -62,12 +67,7 @@ import WaymarkCore
     }
 
     @Test func packedCheckpointsSliceBackOneByOne() throws {
-        var core = AggregatorCore(site: try LineVenue.site(count: 4), topics: Topics(site: "line"))
-        let records = LineWalk.records(devices: 3, path: [0, 1, 2], dwell: 20, start: 1_700_000_000, regions: 4)
-        for b in LineWalk.batches(records) {
-            _ = core.handle(topic: Topics(site: "line").sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
-        }
-        let checkpoints = core.fusion.checkpoint()
+        let checkpoints = try Self.engineCheckpoints(devices: 3, path: [0, 1, 2], regions: 4)
         let packed = try AggregatorStore.packCheckpoints(checkpoints)
         for (i, cp) in checkpoints.enumerated() {
             let slice = packed.bytes[(packed.offsets[i] - 1)..<(packed.offsets[i] - 1 + packed.lengths[i])]
@@ -148,12 +148,7 @@ import WaymarkCore
 
     /// What the aggregator saved before the field counts (format version 1) restores unchanged.
     @Test func checkpointsOfTheFirstFormatVersionStillRestore() throws {
-        var core = AggregatorCore(site: try LineVenue.site(count: 4), topics: Topics(site: "line"))
-        let records = LineWalk.records(devices: 2, path: [0, 1, 2], dwell: 20, start: 1_700_000_000, regions: 4)
-        for b in LineWalk.batches(records) {
-            _ = core.handle(topic: Topics(site: "line").sightings(b.gateway), payload: Array(try JSONEncoder().encode(b)), receivedAt: b.end + 1)
-        }
-        let checkpoints = core.fusion.checkpoint()
+        let checkpoints = try Self.engineCheckpoints(devices: 2, path: [0, 1, 2], regions: 4)
         #expect(checkpoints.count == 2)
         for cp in checkpoints {
             let v1 = try CompactBinaryEncoder(formatVersion: 1).encode(cp), v2 = try CompactBinaryEncoder().encode(cp)
