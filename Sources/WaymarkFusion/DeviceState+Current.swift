@@ -33,7 +33,9 @@ extension DeviceState {
     /// not before the current visit began). A non-adjacent move records the shortest graph path
     /// between them as inferred visits: the device passed them between leaving the old region (its
     /// last sighting within the radius) and the switch, so the old visit ends there and that gap
-    /// is shared equally among the regions in between, in path order.
+    /// is shared equally among the regions in between, in path order. When no sighting put the
+    /// device within the old region's radius during the visit, the visit's whole time is shared
+    /// equally among the old region and those in between.
     mutating func move(to region: Int32, since: Double, at t: Double, adopting: Link? = nil, confidence: Float? = nil,
                        _ ctx: FusionContext, into out: inout [FusionOutput]) {
         let old = current
@@ -41,7 +43,17 @@ extension DeviceState {
         let between = ctx.isAdjacent(old, region) ? [] : ctx.pathBetween(old, region)
         var left = switchTime
         if !between.isEmpty, let si = slotIndex(of: old) {
-            left = max(visitEntered, min(slots[si].lastQualifying, switchTime))
+            let lastWithin = slots[si].lastQualifying
+            if lastWithin >= visitEntered {
+                left = min(lastWithin, switchTime)
+            } else {
+                // No reading put the device within the old region's radius during this visit, so
+                // nothing dates its exit: the old region gets an equal share of the time with each
+                // region passed on the way (the tracker held the old region all along; ending its
+                // visit at its entry recorded a 0-s visit of a region the location lines show for
+                // seconds).
+                left = visitEntered + (switchTime - visitEntered) / Double(between.count + 1)
+            }
         }
         closeVisit(exited: left, at: t, ctx, into: &out)
         var previous = old

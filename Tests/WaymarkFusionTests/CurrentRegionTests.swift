@@ -198,6 +198,30 @@ import WaymarkCore
         #expect(d.monitored.last?.regions.first == "r3")
     }
 
+    @Test func aVisitNoReadingPlacedWithinItsRadiusSharesTheWalkAfterASilence() throws {
+        // Regions of radius 2 m, 10 m apart. The device stands 1 m from g0 (inside r0), then 3 m
+        // past g1 towards g2 — nearest r1, which the tracker moves to, but outside its radius, so
+        // no reading dates r1's exit — then goes unheard and reappears at r3.
+        var d = Driver(try Venue.line(4, spacing: 10, radius: 2))
+        d.run(for: 10) { d in d.heartbeat(); d.hear("g0", rssi: rssi(atDistance: 1)) }
+        d.run(for: 20) { d in
+            d.heartbeat()
+            d.hear("g1", rssi: rssi(atDistance: 3)); d.hear("g2", rssi: rssi(atDistance: 7)); d.hear("g0", rssi: rssi(atDistance: 13))
+        }
+        d.run(for: 20) { $0.heartbeat() }
+        d.run(for: 10) { d in d.heartbeat(); d.hear("g3", rssi: rssi(atDistance: 1)) }
+        #expect(d.locations.map(\.region) == ["r0", "r1", "r3"])
+        #expect(d.visits.map { "\($0.region):\($0.inferred)" } == ["r0:false", "r1:false", "r2:true"])
+        let r1 = try #require(d.visits.first { $0.region == "r1" })
+        let r2 = try #require(d.visits.first { $0.region == "r2" })
+        let moved = try #require(d.locations.last?.t)
+        // The location lines held r1 from its entry to the move: its visit is not 0 s but an equal
+        // share with r2, inferred on the way, and the two tile the time without a gap.
+        #expect(r1.exited > r1.entered)
+        #expect(abs((r1.exited - r1.entered) - (r2.exited - r2.entered)) < 0.01)
+        #expect(r2.entered == r1.exited && r2.exited == moved)
+    }
+
     @Test func everyRecordedStepFollowsTheGraph() throws {
         // Walking along a line of five regions and back: every transition joins neighbours
         // (inferred steps included), and the recorded path covers the regions walked.
