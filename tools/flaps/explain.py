@@ -5,8 +5,8 @@ Reads one row of the accuracy suite's work folder (`scripts/accuracy.sh` leaves 
 .build/accuracy): the truth (`ROW.truth.jsonl` for a simulated venue, `ROW.visits.jsonl` for a
 real recording) and what `waymark replay` recorded (`ROW.replay.jsonl`), and prints
 
-  1. the recorded visits that overlap no true visit of the same device and region (within
-     --tolerance seconds: the flap tolerance of `waymark evaluate`), counted by their length
+  1. the recorded visits whose entry lies within no true visit of the same device and region,
+     give or take --tolerance seconds (as `waymark evaluate` counts a flap), counted by their length
      (0 s, under 3, 6, 10 s, longer), whether they were inferred (a region on the shortest path of
      a move between regions that are not adjacent), and whether they sit between two visits of the
      same region (A, B, A: a detour the device did not make);
@@ -74,17 +74,18 @@ def dwell(v):
     return v["dwell_s"] if v.get("dwell_s") is not None else v["exited"] - v["entered"]
 
 
-def bucket(dwell):
-    if dwell < 0.5:
+def bucket(seconds):
+    if seconds < 0.5:
         return "0 s"
     for limit in (3, 6, 10):
-        if dwell < limit:
+        if seconds < limit:
             return f"< {limit} s"
     return ">= 10 s"
 
 
 def unexplained(truth, visits, tolerance):
-    """The recorded visits no true visit of the same device and region explains, with context."""
+    """The recorded visits whose entry no true visit of the same device and region explains (give or
+    take `tolerance`), counted by kind, and listed with what the truth says around them."""
     order = {d: i + 1 for i, d in enumerate(sorted(set(truth) | set(visits)))}
     counts = collections.Counter()
     explained = collections.Counter()
@@ -95,8 +96,8 @@ def unexplained(truth, visits, tolerance):
         for i, v in enumerate(vs):
             ok = any(r == v["region"] and e - tolerance <= v["entered"] <= x + tolerance for e, x, r in true)
             detour = 0 < i < len(vs) - 1 and vs[i - 1]["region"] == vs[i + 1]["region"]
-            key = (bucket(dwell(v)),
-                   "inferred" if v.get("inferred") else "", "A-B-A" if detour else "")
+            length = dwell(v)
+            key = (bucket(length), "inferred" if v.get("inferred") else "", "A-B-A" if detour else "")
             if ok:
                 explained[key] += 1
                 continue
@@ -105,7 +106,7 @@ def unexplained(truth, visits, tolerance):
             near = [(r, round(e - v["entered"], 1), round(x - v["entered"], 1))
                     for e, x, r in true if e - 60 <= v["entered"] <= x + 60]
             found.append({
-                "device": order[device], "region": v["region"], "dwell_s": round(dwell(v), 1),
+                "device": order[device], "region": v["region"], "dwell_s": round(length, 1),
                 "inferred": bool(v.get("inferred")), "truly_in": held,
                 "before": vs[i - 1]["region"] if i > 0 else None, "after": vs[i + 1]["region"] if i + 1 < len(vs) else None,
                 "true_visits_within_a_minute": near,
@@ -151,7 +152,7 @@ def main():
     counts, explained, found = unexplained(truth, visits, a.tolerance)
     total = sum(len(v) for v in visits.values())
     print(f"{a.row}: {total} recorded visits, {len(found)} that no true visit explains "
-          f"(same device and region within {a.tolerance:g} s)")
+          f"(entry within a true visit of the same device and region, give or take {a.tolerance:g} s)")
     print(f"{'length':>8}  {'inferred':>8}  {'pattern':>7}  {'unexplained':>11}  {'explained':>9}")
     rank = {b: i for i, b in enumerate(BUCKETS)}
     for key in sorted(set(counts) | set(explained), key=lambda k: (rank[k[0]], k[1], k[2])):
