@@ -39,15 +39,17 @@ enum Venue {
         return try site(gateways: gateways, regions: regions, edges: edges, radius: radius, fusion: fusion, levelKnown: levelKnown)
     }
 
-    /// `centres`: regions placed explicitly (by default each sits at its gateways' mean position).
+    /// `centres`: regions placed explicitly (by default each sits at its gateways' mean position);
+    /// `radii`: regions with another radius than `radius`.
     static func site(gateways: [(String, Double, Double)], regions: [(String, [String])], edges: [(String, String)],
-                     radius: Double, fusion: String, levelKnown: Bool = false, centres: [String: (Double, Double)] = [:]) throws -> Site {
+                     radius: Double, fusion: String, levelKnown: Bool = false, centres: [String: (Double, Double)] = [:],
+                     radii: [String: Double] = [:]) throws -> Site {
         var y = "site: test\ngateways:\n"
         for g in gateways { y += "  - { id: \(g.0), position: [\(g.1), \(g.2)] }\n" }
         y += "regions:\n"
         for r in regions {
             let at = centres[r.0].map { ", position: [\($0.0), \($0.1)]" } ?? ""
-            y += "  - { id: \(r.0), gateways: [\(r.1.joined(separator: ", "))], radius_m: \(radius)\(at) }\n"
+            y += "  - { id: \(r.0), gateways: [\(r.1.joined(separator: ", "))], radius_m: \(radii[r.0] ?? radius)\(at) }\n"
         }
         y += "edges:\n"
         for e in edges { y += "  - [\(e.0), \(e.1)]\n" }

@@ -13,7 +13,8 @@ import Darwin
 struct TrackerTables: Sendable {
     let gatewayCount: Int
     /// Region-major (r · gatewayCount + g): the mean of −10·log10(distance) over the region
-    /// (`meanLogDistance`; see `EvidenceModel`).
+    /// (`meanLogDistance`; see `EvidenceModel`), over its own part where other regions' radii
+    /// overlap it (`ownedPoints`).
     let logDistance: [Float]
     /// Region-major: 1 when gateway g is not in region r's room, else 0. A gateway on another floor
     /// never is; one that anchors no region is in the room of the nearest region if it lies within
@@ -39,10 +40,21 @@ struct TrackerTables: Sendable {
         }
         for (r, region) in site.regions.enumerated() {
             let mine = roomGateways["\(region.floor)/\(region.room)"] ?? []
+            // The region's own part of its disc, when others overlap it.
+            let area = Self.ownedPoints(of: r, in: site)
             for (g, gateway) in site.gateways.enumerated() {
                 let dz = Double(region.floor - gateway.floor) * EvidenceModel.floorHeightM
-                let flat = region.position.distance(to: gateway.position)
-                ld[r * G + g] = Float(Self.meanLogDistance(centre: flat, radius: region.radiusM, height2: dz * dz + h2))
+                if let area {
+                    var sum = 0.0
+                    for p in area {
+                        let d = p.distance(to: gateway.position)
+                        sum += log10(d * d + dz * dz + h2)
+                    }
+                    ld[r * G + g] = Float(-5 * sum / Double(area.count))
+                } else {
+                    let flat = region.position.distance(to: gateway.position)
+                    ld[r * G + g] = Float(Self.meanLogDistance(centre: flat, radius: region.radiusM, height2: dz * dz + h2))
+                }
                 if gateway.floor == region.floor && mine.contains(g) { other[r * G + g] = 0 }
             }
         }
@@ -51,6 +63,43 @@ struct TrackerTables: Sendable {
         motion = MotionModel(walkingSpeed: parameters.walkingSpeedMPS)
         topology = SetTopology.build(site: site, sets: monitoredSets, motion: motion)
         lag = max(0, Int(parameters.smoothingLagS.rounded()))
+    }
+
+    /// The part of region `r`'s disc that is the region's by the site's rule when radii overlap
+    /// (as `waymark simulate` defines the truth, and as docs/site-file.md says): a spot within
+    /// several regions' radii belongs to the one whose position is nearest. As equal-area points
+    /// (16 rings × 32 angles); nil when no other region on the floor takes any of the disc (the
+    /// mean over the whole disc, `meanLogDistance`, is then the region's), or takes all of it (a
+    /// region drawn entirely inside a nearer one's: the whole disc is kept).
+    ///
+    /// A region drawn, as Core Location draws a beacon region, around its gateway with a radius
+    /// that reaches the far end of its cell covers its neighbours' gateways too: the mean over the
+    /// whole disc expected a device of an end cell of a corridor as near to the next gateway as to
+    /// its own, and the tracker put it in the neighbour's small cell (docs/accuracy.md, "Regions
+    /// that overlap").
+    static func ownedPoints(of r: Int, in site: Site) -> [Point]? {
+        let region = site.regions[r]
+        guard region.radiusM > 0 else { return nil }
+        let others = site.regions.indices.filter { j in
+            j != r && site.regions[j].floor == region.floor
+                && site.regions[j].position.distance(to: region.position) < site.regions[j].radiusM + region.radiusM
+        }
+        guard !others.isEmpty else { return nil }
+        let rings = 16, angles = 32
+        var owned: [Point] = []
+        for i in 0..<rings {
+            let rho = region.radiusM * ((Double(i) + 0.5) / Double(rings)).squareRoot()
+            for k in 0..<angles {
+                let theta = 2 * Double.pi * (Double(k) + 0.5) / Double(angles)
+                let p = Point(x: region.position.x + rho * cos(theta), y: region.position.y + rho * sin(theta))
+                let taken = others.contains { j in
+                    let d = site.regions[j].position.distance(to: p)
+                    return d <= site.regions[j].radiusM && d < rho
+                }
+                if !taken { owned.append(p) }
+            }
+        }
+        return owned.isEmpty || owned.count == rings * angles ? nil : owned
     }
 
     /// The mean of −10·log10(d) over a region's disc (radius `radius`, its centre `centre` metres
