@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Convert the "TUT Corridor" walks of the BLE–ArUco positioning library into Waymark input.
+
+The dataset (github.com/bertoferrero-research/ble-aruco-positioning-library, folder `location 2 - tut
+corridor/fingerprint/`; its README names no licence yet, only a placeholder: it is not copied into
+this repository; fetch it yourself and point --dataset at its folder) records an Android phone in a
+chest harness walking the "TUT corridor", 2.02 × 28.7 m (take 2, December 2025), scanning five fixed
+BLE beacons on the corridor's two long walls at 2.0–2.1 m (two at x = 0, three at x = 2.02), every
+reading annotated with the phone's position from the ArUco markers its camera saw (one image every
+250 ms; ArUco and laser positions 2–5 cm apart on the static points). By reciprocity it is the problem
+of fixed gateways hearing one moving tag: each beacon stands for a gateway, the phone for the device.
+It is a venue Waymark was never tuned on: a corridor, each beacon 2.5–5.2 m from its nearest
+neighbour, walks straight down the corridor near either wall or the middle, in either direction, and
+zigzagging from wall to wall.
+
+Reads, from DATASET:
+  settings/beacon_position.csv     the beacons: mac,name,pos_x,pos_y,pos_z (metres)
+  settings/room_settings.json      the corridor's size ("size": [x, y], metres, from the origin corner)
+  online/trajectories/take2/processed_13cm_fixed/<track>/all.csv
+                                   readings: timestamp (ms),time,mac_address,rssi,tx_power,pos_x,pos_y,
+                                   pos_z,position_calculation_timestamp,position_calculation_status
+                                   (columns found by the header's names, so a reduced copy holding only
+                                   timestamp,mac_address,rssi,pos_x,pos_y,position_calculation_status
+                                   is read too; --folder reads another take or processing)
+Writes to OUT:
+  tut-corridor-open-plan.yaml      the site file: one gateway per beacon, one region per beacon (its
+                                   cell: the corridor nearer to it than to any other beacon), edges
+                                   between cells that touch, one room (the corridor has no walls across)
+  <track>.sightings.jsonl          one sighting line per reading, whatever its position status
+  <track>.visits.jsonl             the true visits (`waymark simulate --truth` format): the cell of the
+                                   phone's position, from reading to reading
+and the same two for `all`, the tracks one after another as one device (times shifted so that each
+track starts 10 s after the one before ends: a venue in operation, whose calibration carries over).
+
+Positions: every line carries one, but only a `calculated` line's is a fix made at that line's time
+(its position_calculation_timestamp is its own timestamp); `cached`, `no_images` and `no_calculated`
+lines repeat the last fix (or 0,0 before the first one). The radio reading is real whatever the
+status, so every line is a sighting; the phone's position at a reading's time is interpolated
+linearly between the fixes before and after it, and held at the first (last) fix before (after) them.
+
+Only the standard library is used. Nothing here is tuned on the data: the site file is drawn from
+the beacons' positions alone, as `KolakowskiOpenPlan` draws the Kolakowski flat.
+"""
+import argparse
+import bisect
+import csv
+import glob
+import json
+import math
+import os
+
+DEVICE = "mac:02-00-00-00-00-04"   # placeholder id for the dataset's phone (locally administered)
+FOLDER = os.path.join("online", "trajectories", "take2", "processed_13cm_fixed")
+FIX = "calculated"                 # the status of a line whose position was measured at its own time
+GRID_M = 0.1                       # resolution of the cells' extent and adjacency
+SESSION_GAP_S = 2.0                # a gap longer than this between readings ends a presence
+TRACK_SPACING_S = 10.0             # `all`: pause between one track's end and the next one's start
+
+
+def beacons(dataset):
+    """{MAC: (name, x, y, z)}, in the file's order."""
+    out = {}
+    with open(os.path.join(dataset, "settings", "beacon_position.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            out[r["mac"].strip().upper()] = (r["name"].strip(), float(r["pos_x"]), float(r["pos_y"]), float(r["pos_z"]))
+    return out
+
+
+def floor_limits(dataset):
+    size = json.load(open(os.path.join(dataset, "settings", "room_settings.json")))["size"]
+    return [0.0, 0.0, float(size[0]), float(size[1])]
+
+
+def read_track(path, known):
+    """[(t, beacon MAC, rssi, x, y)] in time order, x, y the phone's position interpolated between fixes."""
+    rows, fixes = [], {}
+    with open(path, newline="") as f:
+        for n, r in enumerate(csv.DictReader(f), 2):
+            mac = r["mac_address"].strip().upper()
+            if mac not in known:
+                raise SystemExit(f"{path}:{n}: beacon {mac} is not in settings/beacon_position.csv")
+            t = int(r["timestamp"]) / 1000.0
+            rows.append((t, mac, int(r["rssi"])))
+            if r["position_calculation_status"].strip() == FIX:
+                fixes[t] = (float(r["pos_x"]), float(r["pos_y"]))
+    if not fixes:
+        raise SystemExit(f"{path}: no `{FIX}` line: the phone's position is unknown")
+    rows.sort(key=lambda r: r[0])
+    ft = sorted(fixes)
+
+    def at(t):
+        k = bisect.bisect_left(ft, t)
+        if k < len(ft) and ft[k] == t:
+            return fixes[t]
+        if k == 0:
+            return fixes[ft[0]]
+        if k == len(ft):
+            return fixes[ft[-1]]
+        (t0, (x0, y0)), (t1, (x1, y1)) = (ft[k - 1], fixes[ft[k - 1]]), (ft[k], fixes[ft[k]])
+        w = (t - t0) / (t1 - t0)
+        return x0 + w * (x1 - x0), y0 + w * (y1 - y0)
+
+    return [(t, mac, rssi, *at(t)) for t, mac, rssi in rows], len(ft)
+
+
+def nearest(points, x, y):
+    return min(range(len(points)), key=lambda k: math.hypot(x - points[k][0], y - points[k][1]))
+
+
+def site_yaml(recv, limits):
+    ids = [name for name, *_ in recv.values()]
+    pts = [(x, y) for _name, x, y, _z in recv.values()]
+    x0, y0, x1, y1 = limits
+    nx, ny = int((x1 - x0) / GRID_M) + 1, int((y1 - y0) / GRID_M) + 1
+    owner = [[0] * ny for _ in range(nx)]
+    radius = [1.0] * len(pts)
+    for i in range(nx):
+        for j in range(ny):
+            px, py = x0 + i * GRID_M, y0 + j * GRID_M
+            k = nearest(pts, px, py)
+            owner[i][j] = k
+            radius[k] = max(radius[k], math.hypot(px - pts[k][0], py - pts[k][1]))
+    touching = set()
+    for i in range(nx):
+        for j in range(ny):
+            k = owner[i][j]
+            if i + 1 < nx and owner[i + 1][j] != k:
+                touching.add(tuple(sorted((k, owner[i + 1][j]))))
+            if j + 1 < ny and owner[i][j + 1] != k:
+                touching.add(tuple(sorted((k, owner[i][j + 1]))))
+    lines = [
+        "# The TUT corridor drawn as an open plan by tools/tut-corridor/convert.py: one region per",
+        "# beacon, its cell the corridor nearer to it than to any other; nothing walls the cells off.",
+        "site: tut-corridor-open-plan", "gateways:",
+    ]
+    lines += [f"  - {{ id: {ids[k]}, position: [{pts[k][0]}, {pts[k][1]}] }}" for k in range(len(pts))]
+    lines.append("regions:")
+    lines += [f"  - {{ id: cell-{ids[k]}, gateways: [{ids[k]}], position: [{pts[k][0]}, {pts[k][1]}], "
+              f"radius_m: {radius[k]:.2f}, room: floor }}" for k in range(len(pts))]
+    lines.append("edges:")
+    lines += [f"  - [cell-{ids[a]}, cell-{ids[b]}]" for a, b in sorted(touching)]
+    mac = DEVICE[len("mac:"):].replace("-", ":")
+    lines.append(f"tracking:\n  macs: [\"{mac}\"]\n")
+    return "\n".join(lines), ids, pts, radius
+
+
+def visits(rows, cell_of):
+    """True visits: each reading's cell holds until the next reading; presences split at gaps."""
+    out = []
+    sessions, start = [], 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i][0] - rows[i - 1][0] > SESSION_GAP_S:
+            sessions.append(rows[start:i])
+            start = i
+    for s in sessions:
+        end = s[-1][0] + 0.5
+        out.append({"type": "presence", "device": DEVICE, "entered": s[0][0], "exited": end})
+        i = 0
+        while i < len(s):
+            c = cell_of(s[i][3], s[i][4])
+            j = i + 1
+            while j < len(s) and cell_of(s[j][3], s[j][4]) == c:
+                j += 1
+            exited = s[j][0] if j < len(s) else end
+            out.append({"type": "truth", "device": DEVICE, "region": c, "entered": s[i][0], "exited": exited})
+            i = j
+    return out
+
+
+def write_jsonl(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", required=True, help="the dataset's folder (holding settings/ and online/)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--folder", default=FOLDER, help=f"the tracks' folder inside DATASET (default {FOLDER})")
+    ap.add_argument("--tracks", nargs="*", help="track names (default: every FOLDER/*/all.csv)")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    recv = beacons(a.dataset)
+    text, ids, pts, _radius = site_yaml(recv, floor_limits(a.dataset))
+    with open(os.path.join(a.out, "tut-corridor-open-plan.yaml"), "w") as f:
+        f.write(text)
+    name_of = {mac: v[0] for mac, v in recv.items()}
+    cell_of = lambda x, y: f"cell-{ids[nearest(pts, x, y)]}"
+    folder = os.path.join(a.dataset, a.folder)
+    names = a.tracks or sorted(os.path.basename(os.path.dirname(p))
+                               for p in glob.glob(os.path.join(folder, "*", "all.csv")))
+    if not names:
+        raise SystemExit(f"no {folder}/*/all.csv")
+    all_sightings, all_truth, shift_to = [], [], None
+    for name in names:
+        rows, n_fixes = read_track(os.path.join(folder, name, "all.csv"), recv)
+        if not rows:
+            raise SystemExit(f"{name}: no readings")
+        sightings = [{"t": round(t, 3), "gateway": name_of[m], "device": DEVICE, "rssi": r} for t, m, r, _x, _y in rows]
+        truth = visits(rows, cell_of)
+        write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), sightings)
+        write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
+        shift = 0.0 if shift_to is None else shift_to - rows[0][0]
+        all_sightings += [dict(s, t=round(s["t"] + shift, 3)) for s in sightings]
+        all_truth += [dict(v, entered=v["entered"] + shift, exited=v["exited"] + shift) for v in truth]
+        shift_to = rows[-1][0] + shift + TRACK_SPACING_S
+        print(f"{name}: {len(rows)} readings, {n_fixes} position fixes, {rows[-1][0] - rows[0][0]:.0f} s, "
+              f"{len({cell_of(x, y) for *_r, x, y in rows})} cells visited")
+    write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), all_sightings)
+    write_jsonl(os.path.join(a.out, "all.visits.jsonl"), all_truth)
+
+
+if __name__ == "__main__":
+    main()
