@@ -30,11 +30,13 @@ the receivers' positions alone, as `KolakowskiOpenPlan` draws the Kolakowski fla
 import argparse
 import glob
 import json
-import math
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "realdata"))
+import openplan  # noqa: E402  (tools/realdata/openplan.py: the open plan, `all`, JSONL)
 
 DEVICE = "mac:02-00-00-00-00-02"   # placeholder id for the dataset's single beacon (locally administered)
-GRID_M = 0.1                       # resolution of the cells' extent and adjacency
 SESSION_GAP_S = 2.0                # a gap longer than this between readings ends a presence
 TRACK_SPACING_S = 10.0             # `all`: pause between one track's end and the next one's start
 
@@ -70,74 +72,15 @@ def read_track(path, known):
     return rows
 
 
-def nearest(points, x, y):
-    return min(range(len(points)), key=lambda k: math.hypot(x - points[k][0], y - points[k][1]))
-
-
 def site_yaml(recv, limits):
     ids = [alias for alias, *_ in recv.values()]
     pts = [(x, y) for _alias, x, y, _z in recv.values()]
-    x0, y0, x1, y1 = limits
-    nx, ny = int((x1 - x0) / GRID_M) + 1, int((y1 - y0) / GRID_M) + 1
-    owner = [[0] * ny for _ in range(nx)]
-    radius = [1.0] * len(pts)
-    for i in range(nx):
-        for j in range(ny):
-            px, py = x0 + i * GRID_M, y0 + j * GRID_M
-            k = nearest(pts, px, py)
-            owner[i][j] = k
-            radius[k] = max(radius[k], math.hypot(px - pts[k][0], py - pts[k][1]))
-    touching = set()
-    for i in range(nx):
-        for j in range(ny):
-            k = owner[i][j]
-            if i + 1 < nx and owner[i + 1][j] != k:
-                touching.add(tuple(sorted((k, owner[i + 1][j]))))
-            if j + 1 < ny and owner[i][j + 1] != k:
-                touching.add(tuple(sorted((k, owner[i][j + 1]))))
-    lines = [
-        "# The Daniş et al. office floor drawn as an open plan by tools/danis/convert.py: one region per",
-        "# receiver, its cell the floor nearer to it than to any other; the floor has no walls.",
-        "site: danis-open-plan", "gateways:",
-    ]
-    lines += [f"  - {{ id: {ids[k]}, position: [{pts[k][0]}, {pts[k][1]}] }}" for k in range(len(pts))]
-    lines.append("regions:")
-    lines += [f"  - {{ id: cell-{ids[k]}, gateways: [{ids[k]}], position: [{pts[k][0]}, {pts[k][1]}], "
-              f"radius_m: {radius[k]:.2f}, room: floor }}" for k in range(len(pts))]
-    lines.append("edges:")
-    lines += [f"  - [cell-{ids[a]}, cell-{ids[b]}]" for a, b in sorted(touching)]
-    mac = DEVICE[len("mac:"):].replace("-", ":")
-    lines.append(f"tracking:\n  macs: [\"{mac}\"]\n")
-    return "\n".join(lines), ids, pts, radius
-
-
-def visits(rows, cell_of):
-    """True visits: each reading's cell holds until the next reading; presences split at gaps."""
-    out = []
-    sessions, start = [], 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or rows[i][0] - rows[i - 1][0] > SESSION_GAP_S:
-            sessions.append(rows[start:i])
-            start = i
-    for s in sessions:
-        end = s[-1][0] + 0.5
-        out.append({"type": "presence", "device": DEVICE, "entered": s[0][0], "exited": end})
-        i = 0
-        while i < len(s):
-            c = cell_of(s[i][3], s[i][4])
-            j = i + 1
-            while j < len(s) and cell_of(s[j][3], s[j][4]) == c:
-                j += 1
-            exited = s[j][0] if j < len(s) else end
-            out.append({"type": "truth", "device": DEVICE, "region": c, "entered": s[i][0], "exited": exited})
-            i = j
-    return out
-
-
-def write_jsonl(path, rows):
-    with open(path, "w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+    radius, touching = openplan.cells(pts, limits)
+    text = openplan.site_yaml("danis-open-plan", [
+        "The Daniş et al. office floor drawn as an open plan by tools/danis/convert.py: one region per",
+        "receiver, its cell the floor nearer to it than to any other; the floor has no walls.",
+    ], ids, pts, radius, touching, [DEVICE])
+    return text, ids, pts, radius
 
 
 def main():
@@ -152,26 +95,23 @@ def main():
     with open(os.path.join(a.out, "danis-open-plan.yaml"), "w") as f:
         f.write(text)
     alias = {mac: v[0] for mac, v in recv.items()}
-    cell_of = lambda x, y: f"cell-{ids[nearest(pts, x, y)]}"
+    cell_of = lambda x, y: f"cell-{ids[openplan.nearest(pts, x, y)]}"
     names = a.tracks or sorted(os.path.basename(p)[:-len("_all_sensors.mbd")]
                                for p in glob.glob(os.path.join(a.dataset, "trk", "*_all_sensors.mbd")))
-    all_sightings, all_truth, shift_to = [], [], None
+    everything = openplan.Sequence(TRACK_SPACING_S)
     for name in names:
         rows = read_track(os.path.join(a.dataset, "trk", f"{name}_all_sensors.mbd"), recv)
         if not rows:
             raise SystemExit(f"{name}: no readings")
         sightings = [{"t": round(t, 3), "gateway": alias[m], "device": DEVICE, "rssi": r} for t, m, r, _x, _y in rows]
-        truth = visits(rows, cell_of)
-        write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), sightings)
-        write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
-        shift = 0.0 if shift_to is None else shift_to - rows[0][0]
-        all_sightings += [dict(s, t=round(s["t"] + shift, 3)) for s in sightings]
-        all_truth += [dict(v, entered=v["entered"] + shift, exited=v["exited"] + shift) for v in truth]
-        shift_to = rows[-1][0] + shift + TRACK_SPACING_S
+        truth = openplan.visits_of_readings(DEVICE, rows, cell_of, SESSION_GAP_S)
+        openplan.write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), sightings)
+        openplan.write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
+        everything.add(sightings, truth, rows[0][0], rows[-1][0])
         print(f"{name}: {len(rows)} readings, {rows[-1][0] - rows[0][0]:.0f} s, "
               f"{len({cell_of(x, y) for *_r, x, y in rows})} cells visited")
-    write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), all_sightings)
-    write_jsonl(os.path.join(a.out, "all.visits.jsonl"), all_truth)
+    openplan.write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), everything.sightings)
+    openplan.write_jsonl(os.path.join(a.out, "all.visits.jsonl"), everything.truth)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def main():
             where[int(t)] = (x, y)
         for s, readings in by_second.items():
             x, y = where[s]
-            seconds.append((convert.nearest(pts, x, y), {g: sum(v) / len(v) for g, v in readings.items()}, (x, y)))
+            seconds.append((convert.openplan.nearest(pts, x, y), {g: sum(v) / len(v) for g, v in readings.items()}, (x, y)))
     offsets = [0.0] * G
     if a.offsets:
         # Each receiver's mean deviation from the model at the true positions, the median one as 0.

@@ -44,10 +44,13 @@ the anchors' positions alone, as `KolakowskiOpenPlan` draws the Kolakowski flat.
 """
 import argparse
 import glob
-import json
 import math
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "realdata"))
+import openplan  # noqa: E402  (tools/realdata/openplan.py: the open plan, `all`, JSONL)
 
 DEVICE = "mac:02-00-00-00-00-03"   # placeholder id for the dataset's tag 8401 (locally administered)
 TAG = "8401"                       # the tag worn in the mobility scenario
@@ -62,7 +65,6 @@ LIMITS = (0.0, 0.0, 12.0, 6.0)     # x0, y0, x1, y1: the anchors' bounding box (
 # one RSSI; the second polarisation is the one the dataset's users take for ranging in the mobility
 # scenario (BLE-IPS-Sensor-Fusion's mean_mobility and its `polarization: 2ndP`), so it is used alone.
 RSSI_COLUMN = "2ndP"
-GRID_M = 0.1                       # resolution of the cells' extent and adjacency
 TRUTH_STEP_S = 0.1                 # the true position is sampled this often along the path
 SESSION_GAP_S = 2.0                # a gap longer than this between readings ends a presence
 RUN_SPACING_S = 10.0               # `all`: pause between one run's end and the next one's start
@@ -137,77 +139,28 @@ def read_beacons(path, first, last):
     return rows
 
 
-def nearest(points, x, y):
-    return min(range(len(points)), key=lambda k: math.hypot(x - points[k][0], y - points[k][1]))
-
-
 def site_yaml():
     ids = list(ANCHORS)
     pts = [(ANCHORS[a][0], ANCHORS[a][1]) for a in ids]
-    x0, y0, x1, y1 = LIMITS
-    nx, ny = int(round((x1 - x0) / GRID_M)) + 1, int(round((y1 - y0) / GRID_M)) + 1
-    owner = [[0] * ny for _ in range(nx)]
-    radius = [1.0] * len(pts)
-    for i in range(nx):
-        for j in range(ny):
-            px, py = x0 + i * GRID_M, y0 + j * GRID_M
-            k = nearest(pts, px, py)
-            owner[i][j] = k
-            radius[k] = max(radius[k], math.hypot(px - pts[k][0], py - pts[k][1]))
-    touching = set()
-    for i in range(nx):
-        for j in range(ny):
-            k = owner[i][j]
-            if i + 1 < nx and owner[i + 1][j] != k:
-                touching.add(tuple(sorted((k, owner[i + 1][j]))))
-            if j + 1 < ny and owner[i][j + 1] != k:
-                touching.add(tuple(sorted((k, owner[i][j + 1]))))
-    lines = [
-        "# The Girolami et al. AoA/RSS room drawn as an open plan by tools/girolami/convert.py: one region",
-        "# per anchor, its cell the floor nearer to it than to any other; the room has no inner walls.",
-        "site: girolami-open-plan", "gateways:",
-    ]
-    lines += [f"  - {{ id: \"{ids[k]}\", position: [{pts[k][0]}, {pts[k][1]}] }}" for k in range(len(pts))]
-    lines.append("regions:")
-    lines += [f"  - {{ id: cell-{ids[k]}, gateways: [\"{ids[k]}\"], position: [{pts[k][0]}, {pts[k][1]}], "
-              f"radius_m: {radius[k]:.2f}, room: floor }}" for k in range(len(pts))]
-    lines.append("edges:")
-    lines += [f"  - [cell-{ids[a]}, cell-{ids[b]}]" for a, b in sorted(touching)]
-    mac = DEVICE[len("mac:"):].replace("-", ":")
-    lines.append(f"tracking:\n  macs: [\"{mac}\"]\n")
-    return "\n".join(lines), ids, pts
+    radius, touching = openplan.cells(pts, LIMITS)
+    text = openplan.site_yaml("girolami-open-plan", [
+        "The Girolami et al. AoA/RSS room drawn as an open plan by tools/girolami/convert.py: one region",
+        "per anchor, its cell the floor nearer to it than to any other; the room has no inner walls.",
+    ], ids, pts, radius, touching, [DEVICE])
+    return text, ids, pts
 
 
 def visits(rows, truth, cell_of):
     """True visits: the cell of the position on the path, sampled every TRUTH_STEP_S within each
     presence; presences split at gaps in the readings."""
     out = []
-    sessions, start = [], 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or rows[i][0] - rows[i - 1][0] > SESSION_GAP_S:
-            sessions.append((rows[start][0], rows[i - 1][0] + 0.5))
-            start = i
-    for begin, end in sessions:
+    for start, stop in openplan.sessions([r[0] for r in rows], SESSION_GAP_S):
+        begin, end = rows[start][0], rows[stop - 1][0] + 0.5
         out.append({"type": "presence", "device": DEVICE, "entered": begin, "exited": end})
         n = int(math.floor((end - begin) / TRUTH_STEP_S))
         samples = [begin + k * TRUTH_STEP_S for k in range(n + 1)]
-        cells = [cell_of(*path_position(truth, t)) for t in samples]
-        i = 0
-        while i < len(samples):
-            j = i + 1
-            while j < len(samples) and cells[j] == cells[i]:
-                j += 1
-            exited = round(samples[j], 3) if j < len(samples) else end
-            out.append({"type": "truth", "device": DEVICE, "region": cells[i],
-                        "entered": round(samples[i], 3), "exited": exited})
-            i = j
+        out += openplan.truth_runs(DEVICE, [(round(t, 3), cell_of(*path_position(truth, t))) for t in samples], end)
     return out
-
-
-def write_jsonl(path, rows):
-    with open(path, "w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
 
 
 def main():
@@ -220,13 +173,13 @@ def main():
     text, ids, pts = site_yaml()
     with open(os.path.join(a.out, "girolami-open-plan.yaml"), "w") as f:
         f.write(text)
-    cell_of = lambda x, y: f"cell-{ids[nearest(pts, x, y)]}"
+    cell_of = lambda x, y: f"cell-{ids[openplan.nearest(pts, x, y)]}"
     found = runs(a.dataset)
     if a.runs:
         found = [r for r in found if r[0] in a.runs]
     if not found:
         raise SystemExit(f"{a.dataset}: no run with both a gt and a beacons file under mobility/")
-    all_sightings, all_truth, shift_to = [], [], None
+    everything = openplan.Sequence(RUN_SPACING_S)
     for name, gt, beacons in found:
         truth = read_truth(gt)
         rows = read_beacons(beacons, truth[0][0], truth[-1][0])
@@ -234,13 +187,9 @@ def main():
             raise SystemExit(f"{name}: no readings within the truth's span")
         sightings = [{"t": round(t, 3), "gateway": anchor, "device": DEVICE, "rssi": r} for t, anchor, r in rows]
         true_visits = visits(rows, truth, cell_of)
-        write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), sightings)
-        write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), true_visits)
-        shift = 0.0 if shift_to is None else shift_to - rows[0][0]
-        all_sightings += [dict(s, t=round(s["t"] + shift, 3)) for s in sightings]
-        all_truth += [dict(v, entered=round(v["entered"] + shift, 3), exited=round(v["exited"] + shift, 3))
-                      for v in true_visits]
-        shift_to = rows[-1][0] + shift + RUN_SPACING_S
+        openplan.write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), sightings)
+        openplan.write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), true_visits)
+        everything.add(sightings, true_visits, rows[0][0], rows[-1][0], digits=3)
         per_anchor = {g: sum(1 for _t, a_, _r in rows if a_ == g) for g in ids}
         gaps = max((b[0] - p[0] for p, b in zip(rows, rows[1:])), default=0.0)
         span = rows[-1][0] - rows[0][0]
@@ -250,8 +199,8 @@ def main():
               + ", ".join(f"{g} {per_anchor[g]}" for g in ids)
               + f"), longest gap {gaps:.2f} s, {len({v['region'] for v in true_visits if v['type'] == 'truth'})} cells visited"
               + cut)
-    write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), all_sightings)
-    write_jsonl(os.path.join(a.out, "all.visits.jsonl"), all_truth)
+    openplan.write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), everything.sightings)
+    openplan.write_jsonl(os.path.join(a.out, "all.visits.jsonl"), everything.truth)
 
 
 if __name__ == "__main__":

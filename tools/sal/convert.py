@@ -42,10 +42,13 @@ sniffers' positions alone, the truth from the dataset's own labels.
 """
 import argparse
 import glob
-import json
 import math
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "realdata"))
+import openplan  # noqa: E402  (tools/realdata/openplan.py: the open plan, `all`, JSONL)
 
 DEVICES = {1: "mac:02-00-00-00-00-05", 2: "mac:02-00-00-00-00-06"}   # placeholder ids per measurement node
 BASE_EPOCH = 1_600_000_000.0       # arbitrary: the dataset gives superframe numbers, not clock times
@@ -137,30 +140,13 @@ def sightings(rows, device):
 def visits(rows, device):
     """True visits: each superframe's labelled region holds until the next superframe; presences split at gaps."""
     out = []
-    sessions, start = [], 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or (rows[i][0] - rows[i - 1][0]) * SUPERFRAME_S > SESSION_GAP_S:
-            sessions.append(rows[start:i])
-            start = i
-    for s in sessions:
+    # In superframes, so that the gap is compared exactly.
+    for start, stop in openplan.sessions([r[0] for r in rows], SESSION_GAP_S / SUPERFRAME_S):
+        s = rows[start:stop]
         end = t_of(s[-1][0] + 1)
         out.append({"type": "presence", "device": device, "entered": t_of(s[0][0]), "exited": end})
-        i = 0
-        while i < len(s):
-            region = REGION_OF_LABEL[s[i][2]]
-            j = i + 1
-            while j < len(s) and REGION_OF_LABEL[s[j][2]] == region:
-                j += 1
-            exited = t_of(s[j][0]) if j < len(s) else end
-            out.append({"type": "truth", "device": device, "region": region, "entered": t_of(s[i][0]), "exited": exited})
-            i = j
+        out += openplan.truth_runs(device, [(t_of(sf), REGION_OF_LABEL[label]) for sf, _readings, label in s], end)
     return out
-
-
-def write_jsonl(path, rows):
-    with open(path, "w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
 
 
 def main():
@@ -175,7 +161,7 @@ def main():
         f.write(site_yaml(sn))
     names = a.tracks or sorted(os.path.basename(p)[:-len(".csv")]
                                for p in glob.glob(os.path.join(a.dataset, "Dataset", "*.csv")))
-    all_sightings, all_truth, shift_to = [], [], None
+    walks = openplan.Sequence(TRACK_SPACING_S)
     for name in names:
         m = TRACK_NAME.match(name)
         if not m or int(m.group(2)) not in DEVICES:
@@ -185,20 +171,17 @@ def main():
         if not rows:
             raise SystemExit(f"{name}: no superframes")
         s, truth = sightings(rows, device), visits(rows, device)
-        write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), s)
-        write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
+        openplan.write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), s)
+        openplan.write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
         inside_s = sum(REGION_OF_LABEL[label] == "chamber" for *_r, label in rows) * SUPERFRAME_S
         print(f"{name}: {len(rows)} superframes, {len(s)} readings, {(rows[-1][0] - rows[0][0]) * SUPERFRAME_S:.0f} s, "
               f"{inside_s:.0f} s in the chamber, {sum(v['type'] == 'truth' for v in truth)} true visits")
         if m.group(1) != "walk":
             continue
-        shift = 0.0 if shift_to is None else shift_to - t_of(rows[0][0])
-        all_sightings += [dict(x, t=round(x["t"] + shift, 3)) for x in s]
-        all_truth += [dict(v, entered=round(v["entered"] + shift, 3), exited=round(v["exited"] + shift, 3)) for v in truth]
-        shift_to = t_of(rows[-1][0]) + shift + TRACK_SPACING_S
-    if all_sightings:
-        write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), all_sightings)
-        write_jsonl(os.path.join(a.out, "all.visits.jsonl"), all_truth)
+        walks.add(s, truth, t_of(rows[0][0]), t_of(rows[-1][0]), digits=3)
+    if walks.sightings:
+        openplan.write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), walks.sightings)
+        openplan.write_jsonl(os.path.join(a.out, "all.visits.jsonl"), walks.truth)
 
 
 if __name__ == "__main__":
