@@ -3,11 +3,11 @@
 live region and the naive rule, scored with the truth shifted in time.
 
 An output that trails the truth by L seconds scores best against the truth delayed by L; one that
-leads it, against the truth brought forward. This script replays nothing new: it reads the replay
-outputs `tools/realdata/scoreboard.py` (the converted venues) and `scripts/accuracy.sh` (the
-Kolakowski flat) left behind, rewrites the truth with every time moved by d seconds (d from
-`--from` to `--to`), and scores each output against it with `waymark evaluate`, the scorer of every
-other table. For the live region the `live` lines are scored as if they were the recorded history.
+leads it, against the truth brought forward. This script replays every track of every converted
+venue with the given `waymark` (as `tools/realdata/scoreboard.py` does, over the same files), reads
+the Kolakowski flat's replays that `scripts/accuracy.sh` last left in `.build/accuracy`, rewrites the
+truth with every time moved by d seconds (d from `--from` to `--to`), and scores each output
+against it with `waymark evaluate`, the scorer of every other table. For the live region the `live` lines are scored as if they were the recorded history.
 Per venue and output it prints the exact % at d = 0, the d that scores best and the exact % there
 (means over the single tracks, unweighted, as the scoreboard's; the Kolakowski rows are one
 recording each).
@@ -17,8 +17,7 @@ tag worn on the chest is shadowed by its wearer's body from the gateways behind,
 ahead read louder before the walker reaches the boundary) the naive rule's best d is negative, and no
 engine can date a move from readings that have not yet turned.
 
-    python3 tools/realdata/scoreboard.py      # the replays this reads
-    python3 tools/realdata/timing.py [--from -6 --to 6]
+    python3 tools/realdata/timing.py [--waymark .build/release/waymark] [--from -6 --to 6]
 """
 import argparse
 import glob
@@ -27,7 +26,7 @@ import os
 import sys
 import tempfile
 
-from scoreboard import KOLAKOWSKI, VENUES, evaluate
+from scoreboard import KOLAKOWSKI, VENUES, evaluate, run_track
 
 
 def shifted(truth_path, d, out_path):
@@ -97,11 +96,13 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         for label, folder, site_name in VENUES:
             work, site = os.path.join(a.build, folder), os.path.join(a.build, folder, site_name)
-            names = sorted(os.path.basename(p)[:-len(".replay.jsonl")]
-                           for p in glob.glob(os.path.join(work, "*.replay.jsonl")))
+            names = sorted(os.path.basename(p)[:-len(".sightings.jsonl")]
+                           for p in glob.glob(os.path.join(work, "*.sightings.jsonl")))
             singles = [n for n in names if n != "all"]
             if not os.path.exists(site) or not singles:
                 continue
+            for n in singles:
+                run_track(a.waymark, work, site, n)    # the replay this binary gives, not one left behind
             curves = [track_curves(a.waymark, site, os.path.join(work, n + ".visits.jsonl"),
                                    os.path.join(work, n + ".replay.jsonl"), os.path.join(work, n + ".sightings.jsonl"),
                                    shifts, scratch) for n in singles]
@@ -120,7 +121,8 @@ def main():
     print("Shift d: the output scored against the truth moved d seconds later; the best d is how far the "
           "output trails the truth (negative: it leads).")
     if found == 0:
-        print("No replay outputs found: run tools/realdata/scoreboard.py (and scripts/accuracy.sh) first.", file=sys.stderr)
+        print("No venue converted and no suite run found: see tools/realdata/scoreboard.py's list of converters, "
+              "and scripts/accuracy.sh.", file=sys.stderr)
 
 
 if __name__ == "__main__":
