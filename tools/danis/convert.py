@@ -73,14 +73,10 @@ def read_track(path, known):
 
 
 def site_yaml(recv, limits):
-    ids = [alias for alias, *_ in recv.values()]
-    pts = [(x, y) for _alias, x, y, _z in recv.values()]
-    radius, touching = openplan.cells(pts, limits)
-    text = openplan.site_yaml("danis-open-plan", [
+    return openplan.radio_plan("danis-open-plan", [
         "The Daniş et al. office floor drawn as an open plan by tools/danis/convert.py: one region per",
         "receiver, its cell the floor nearer to it than to any other; the floor has no walls.",
-    ], ids, pts, radius, touching, [DEVICE])
-    return text, ids, pts, radius
+    ], [(alias, x, y) for alias, x, y, _z in recv.values()], limits, [DEVICE])
 
 
 def main():

@@ -140,13 +140,10 @@ def read_beacons(path, first, last):
 
 
 def site_yaml():
-    ids = list(ANCHORS)
-    pts = [(ANCHORS[a][0], ANCHORS[a][1]) for a in ids]
-    radius, touching = openplan.cells(pts, LIMITS)
-    text = openplan.site_yaml("girolami-open-plan", [
+    text, ids, pts, _radius = openplan.radio_plan("girolami-open-plan", [
         "The Girolami et al. AoA/RSS room drawn as an open plan by tools/girolami/convert.py: one region",
         "per anchor, its cell the floor nearer to it than to any other; the room has no inner walls.",
-    ], ids, pts, radius, touching, [DEVICE])
+    ], [(a, ANCHORS[a][0], ANCHORS[a][1]) for a in ANCHORS], LIMITS, [DEVICE])
     return text, ids, pts
 
 

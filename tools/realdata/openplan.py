@@ -3,7 +3,8 @@
 - `cells`: a floor drawn as an open plan from its radios' positions alone: each radio's cell is the
   floor nearer to it than to any other (on a grid over the floor's limits), its region's radius the
   distance to the cell's farthest point, and cells that touch are joined by an edge.
-- `site_yaml`: that plan as a Waymark site file (one region per radio, at the radio, one room).
+- `site_yaml`: that plan as a Waymark site file (one region per radio, at the radio, one room);
+  `radio_plan`: the cells and the site file together, from the radios' ids and positions.
 - `Sequence`: the tracks of a recording played one after another as one device, a few seconds
   apart, so that what the engine learns carries over (the converters' `all`).
 - `sessions`, `truth_runs`: the true visits (`waymark simulate --truth` format) from the truth's
@@ -75,6 +76,15 @@ def site_yaml(name, comment, ids, points, radius, touching, devices):
     macs = ", ".join(f'"{d[len("mac:"):].replace("-", ":")}"' for d in devices)
     lines.append(f"tracking:\n  macs: [{macs}]\n")
     return "\n".join(lines)
+
+
+def radio_plan(name, comment, radios, limits, devices):
+    """The open plan of `radios` [(id, x, y)] on a floor within `limits`: the site file
+    (`site_yaml`, named `name`, `comment` its header), the ids, the points and the cells' radii."""
+    ids = [r[0] for r in radios]
+    pts = [(r[1], r[2]) for r in radios]
+    radius, touching = cells(pts, limits)
+    return site_yaml(name, comment, ids, pts, radius, touching, devices), ids, pts, radius
 
 
 def sessions(times, gap):

@@ -106,14 +106,10 @@ def read_track(path, known):
 
 
 def site_yaml(recv, limits):
-    ids = [name for name, *_ in recv.values()]
-    pts = [(x, y) for _name, x, y, _z in recv.values()]
-    radius, touching = openplan.cells(pts, limits)
-    text = openplan.site_yaml("tut-corridor-open-plan", [
+    return openplan.radio_plan("tut-corridor-open-plan", [
         "The TUT corridor drawn as an open plan by tools/tut-corridor/convert.py: one region per",
         "beacon, its cell the corridor nearer to it than to any other; nothing walls the cells off.",
-    ], ids, pts, radius, touching, [DEVICE])
-    return text, ids, pts, radius
+    ], [(name, x, y) for name, x, y, _z in recv.values()], limits, [DEVICE])
 
 
 def main():
