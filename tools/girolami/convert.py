@@ -184,8 +184,7 @@ def main():
             raise SystemExit(f"{name}: no readings within the truth's span")
         sightings = [{"t": round(t, 3), "gateway": anchor, "device": DEVICE, "rssi": r} for t, anchor, r in rows]
         true_visits = visits(rows, truth, cell_of)
-        openplan.write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), sightings)
-        openplan.write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), true_visits)
+        openplan.write_track(a.out, name, sightings, true_visits)
         everything.add(sightings, true_visits, rows[0][0], rows[-1][0], digits=3)
         per_anchor = {g: sum(1 for _t, a_, _r in rows if a_ == g) for g in ids}
         gaps = max((b[0] - p[0] for p, b in zip(rows, rows[1:])), default=0.0)
@@ -196,8 +195,7 @@ def main():
               + ", ".join(f"{g} {per_anchor[g]}" for g in ids)
               + f"), longest gap {gaps:.2f} s, {len({v['region'] for v in true_visits if v['type'] == 'truth'})} cells visited"
               + cut)
-    openplan.write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), everything.sightings)
-    openplan.write_jsonl(os.path.join(a.out, "all.visits.jsonl"), everything.truth)
+    openplan.write_track(a.out, "all", everything.sightings, everything.truth)
 
 
 if __name__ == "__main__":

@@ -9,13 +9,15 @@
   apart, so that what the engine learns carries over (the converters' `all`).
 - `sessions`, `truth_runs`: the true visits (`waymark simulate --truth` format) from the truth's
   samples, presences split where the readings pause.
-- `write_jsonl`.
+- `write_jsonl`; `write_track`: a track's `<name>.sightings.jsonl` and `<name>.visits.jsonl`, the
+  files `tools/realdata/scoreboard.py` reads.
 
 A converter puts this folder on its import path (`sys.path`) and imports `openplan`. Standard
 library only; nothing here looks at readings.
 """
 import json
 import math
+import os
 
 GRID_M = 0.1   # resolution of the cells' extent and adjacency
 
@@ -148,3 +150,9 @@ def write_jsonl(path, rows):
     with open(path, "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
+
+
+def write_track(out, name, sightings, truth):
+    """A track as the scoreboard reads it: `<name>.sightings.jsonl` and `<name>.visits.jsonl` in `out`."""
+    write_jsonl(os.path.join(out, f"{name}.sightings.jsonl"), sightings)
+    write_jsonl(os.path.join(out, f"{name}.visits.jsonl"), truth)

@@ -171,8 +171,7 @@ def main():
         if not rows:
             raise SystemExit(f"{name}: no superframes")
         s, truth = sightings(rows, device), visits(rows, device)
-        openplan.write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), s)
-        openplan.write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
+        openplan.write_track(a.out, name, s, truth)
         inside_s = sum(REGION_OF_LABEL[label] == "chamber" for *_r, label in rows) * SUPERFRAME_S
         print(f"{name}: {len(rows)} superframes, {len(s)} readings, {(rows[-1][0] - rows[0][0]) * SUPERFRAME_S:.0f} s, "
               f"{inside_s:.0f} s in the chamber, {sum(v['type'] == 'truth' for v in truth)} true visits")
@@ -180,8 +179,7 @@ def main():
             continue
         walks.add(s, truth, t_of(rows[0][0]), t_of(rows[-1][0]), digits=3)
     if walks.sightings:
-        openplan.write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), walks.sightings)
-        openplan.write_jsonl(os.path.join(a.out, "all.visits.jsonl"), walks.truth)
+        openplan.write_track(a.out, "all", walks.sightings, walks.truth)
 
 
 if __name__ == "__main__":

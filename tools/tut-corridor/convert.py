@@ -138,13 +138,11 @@ def main():
             raise SystemExit(f"{name}: no readings")
         sightings = [{"t": round(t, 3), "gateway": name_of[m], "device": DEVICE, "rssi": r} for t, m, r, _x, _y in rows]
         truth = openplan.visits_of_readings(DEVICE, rows, cell_of, SESSION_GAP_S)
-        openplan.write_jsonl(os.path.join(a.out, f"{name}.sightings.jsonl"), sightings)
-        openplan.write_jsonl(os.path.join(a.out, f"{name}.visits.jsonl"), truth)
+        openplan.write_track(a.out, name, sightings, truth)
         everything.add(sightings, truth, rows[0][0], rows[-1][0])
         print(f"{name}: {len(rows)} readings, {n_fixes} position fixes, {rows[-1][0] - rows[0][0]:.0f} s, "
               f"{len({cell_of(x, y) for *_r, x, y in rows})} cells visited")
-    openplan.write_jsonl(os.path.join(a.out, "all.sightings.jsonl"), everything.sightings)
-    openplan.write_jsonl(os.path.join(a.out, "all.visits.jsonl"), everything.truth)
+    openplan.write_track(a.out, "all", everything.sightings, everything.truth)
 
 
 if __name__ == "__main__":
