@@ -87,8 +87,8 @@ def mean_log_distance(cx, cy, gx, gy, radius):
     return -5 * total / (rings * angles)
 
 
-def seconds_of(sightings, visits):
-    """(true region, {gateway: 1-s mean}) for every second with readings and a true region."""
+def all_seconds(sightings, visits):
+    """(second, true region or None, {gateway: 1-s mean}) for every second with readings, in order."""
     truth = [json.loads(l) for l in open(visits)]
     truth = [v for v in truth if v.get("type") == "truth"]
     by = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -99,9 +99,13 @@ def seconds_of(sightings, visits):
     for s in sorted(by):
         mid = s + 0.5
         region = next((v["region"] for v in truth if v["entered"] <= mid < v["exited"]), None)
-        if region is not None:
-            out.append((region, {g: sum(v) / len(v) for g, v in by[s].items()}))
+        out.append((s, region, {g: sum(v) / len(v) for g, v in by[s].items()}))
     return out
+
+
+def seconds_of(sightings, visits):
+    """(true region, {gateway: 1-s mean}) for every second with readings and a true region."""
+    return [(region, readings) for _, region, readings in all_seconds(sightings, visits) if region is not None]
 
 
 def score(site, seconds, exponent, body, facings_n, with_places):

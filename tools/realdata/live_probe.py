@@ -64,21 +64,6 @@ def edges_of(site):
     return out
 
 
-def seconds_of(sightings, visits):
-    """(second, true region or None, {gateway: 1-s mean}) for every second with readings, in order."""
-    truth = [v for v in map(json.loads, open(visits)) if v.get("type") == "truth"]
-    by = collections.defaultdict(lambda: collections.defaultdict(list))
-    for line in open(sightings):
-        r = json.loads(line)
-        by[int(math.floor(r["t"]))][r["gateway"]].append(r["rssi"])
-    out = []
-    for s in sorted(by):
-        mid = s + 0.5
-        region = next((v["region"] for v in truth if v["entered"] <= mid < v["exited"]), None)
-        out.append((s, region, {g: sum(v) / len(v) for g, v in by[s].items()}))
-    return out
-
-
 class Venue:
     """The site file's regions, edges and each (region, gateway)'s expected path loss and wall."""
 
@@ -215,7 +200,7 @@ def main():
     print("|---|---:|---|---:|---:|")
     for name, site, tracks in found:
         venue = Venue(site)
-        data = [seconds_of(s, v) for s, v in tracks]
+        data = [probe.all_seconds(s, v) for s, v in tracks]
         for mode, weight, rho in variants:
             right = scored = changes = true_changes = 0
             for seconds in data:
