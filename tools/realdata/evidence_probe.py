@@ -108,14 +108,41 @@ def seconds_of(sightings, visits):
     return [(region, readings) for _, region, readings in all_seconds(sightings, visits) if region is not None]
 
 
-def score(site, seconds, exponent, body, facings_n, with_places):
+def site_model(site):
+    """The site file's gateways ({id: position}), regions (each with its `core`: out to the radius,
+    or half-way to the nearest other region), and per (region, gateway) the mean −10·log10 d over
+    the core and the wall loss (ROOM_LOSS when the gateway anchors a region of another room)."""
     gateways = {g["id"]: g["position"] for g in flow_items(site, "gateways")}
     regions = flow_items(site, "regions")
-    # The core: out to the radius, or half-way to the nearest other region.
     for r in regions:
         r["core"] = min([r["radius"]] + [math.dist(r["position"], o["position"]) / 2 for o in regions if o is not r])
     ld = {(r["id"], g): mean_log_distance(r["position"][0], r["position"][1], p[0], p[1], r["core"])
           for r in regions for g, p in gateways.items()}
+    home = {g: r["room"] for r in regions for g in r.get("gateways", [])}
+    wall = {(r["id"], g): ROOM_LOSS if home.get(g, r["room"]) != r["room"] else 0.0 for r in regions for g in gateways}
+    return gateways, regions, ld, wall
+
+
+def venue_tracks(build):
+    """(name, site file, [(sightings, visits)]) for the Kolakowski open plan the accuracy suite
+    leaves in BUILD/accuracy and every converted venue under BUILD (its tracks but `all`)."""
+    acc = os.path.join(build, "accuracy")
+    if os.path.exists(os.path.join(acc, "kolakowski-open-plan.yaml")):
+        yield ("Kolakowski open plan", os.path.join(acc, "kolakowski-open-plan.yaml"),
+               [(os.path.join(acc, "kolakowski", f"{run}.sightings.jsonl"),
+                 os.path.join(acc, f"kolakowski-{run}-open-plan.visits.jsonl")) for run in ("test-robot", "calibration")])
+    for name, folder, site in VENUES:
+        work = os.path.join(build, folder)
+        if not os.path.exists(os.path.join(work, site)):
+            continue
+        stems = [f[:-len(".sightings.jsonl")] for f in sorted(os.listdir(work))
+                 if f.endswith(".sightings.jsonl") and f != "all.sightings.jsonl"]
+        yield (name, os.path.join(work, site),
+               [(os.path.join(work, t + ".sightings.jsonl"), os.path.join(work, t + ".visits.jsonl")) for t in stems])
+
+
+def score(site, seconds, exponent, body, facings_n, with_places):
+    gateways, regions, ld, wall = site_model(site)
     # --places: a region with several gateways of its own is the mixture of its core and the
     # places beside each of them (a disc around the gateway out to half-way to the nearest other).
     comps = {}
@@ -131,8 +158,6 @@ def score(site, seconds, exponent, body, facings_n, with_places):
             comps[r["id"]] = parts
         else:
             comps[r["id"]] = [{g: ld[(r["id"], g)] for g in gateways}]
-    home = {g: r["room"] for r in regions for g in r.get("gateways", [])}
-    wall = {(r["id"], g): ROOM_LOSS if home.get(g, r["room"]) != r["room"] else 0.0 for r in regions for g in gateways}
     variance = DEVICE_SPREAD ** 2 + LEVEL_PRIOR_SD ** 2
     count, scale = SIGMA ** 2 / variance, 1 / (2 * variance)
     facings = [i * 2 * math.pi / facings_n for i in range(facings_n)] if body > 0 else [None]
@@ -172,24 +197,8 @@ def main():
     ap.add_argument("--facings", type=int, default=4)
     ap.add_argument("--places", action="store_true")
     a = ap.parse_args()
-    rows = []
-    acc = os.path.join(a.build, "accuracy")
-    if os.path.exists(os.path.join(acc, "kolakowski-open-plan.yaml")):
-        secs = []
-        for run in ("test-robot", "calibration"):
-            secs += seconds_of(os.path.join(acc, "kolakowski", f"{run}.sightings.jsonl"),
-                               os.path.join(acc, f"kolakowski-{run}-open-plan.visits.jsonl"))
-        rows.append(("Kolakowski open plan", score(os.path.join(acc, "kolakowski-open-plan.yaml"), secs, a.exponent, a.body, a.facings, a.places)))
-    for name, folder, site in VENUES:
-        work = os.path.join(a.build, folder)
-        if not os.path.exists(os.path.join(work, site)):
-            continue
-        secs = []
-        for f in sorted(os.listdir(work)):
-            if f.endswith(".sightings.jsonl") and f != "all.sightings.jsonl":
-                stem = f[:-len(".sightings.jsonl")]
-                secs += seconds_of(os.path.join(work, f), os.path.join(work, stem + ".visits.jsonl"))
-        rows.append((name, score(os.path.join(work, site), secs, a.exponent, a.body, a.facings, a.places)))
+    rows = [(name, score(site, [sec for sv in tracks for sec in seconds_of(*sv)], a.exponent, a.body, a.facings, a.places))
+            for name, site, tracks in venue_tracks(a.build)]
     print(f"| venue | seconds | likelihood's best % | strongest receiver % |  (exponent {a.exponent}, body {a.body} dB"
           f"{f' over {a.facings} facings' if a.body > 0 else ''}{', places' if a.places else ''})")
     print("|---|---:|---:|---:|")

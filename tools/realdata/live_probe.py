@@ -36,7 +36,6 @@ corridor and the chamber; the tempering is near its best at the engine's 0.4 on 
 """
 import argparse
 import collections
-import json
 import math
 import os
 import re
@@ -68,16 +67,8 @@ class Venue:
     """The site file's regions, edges and each (region, gateway)'s expected path loss and wall."""
 
     def __init__(self, site):
-        self.gateways = {g["id"]: g["position"] for g in probe.flow_items(site, "gateways")}
-        regions = probe.flow_items(site, "regions")
-        for r in regions:
-            r["core"] = min([r["radius"]] + [math.dist(r["position"], o["position"]) / 2 for o in regions if o is not r])
+        _, regions, self.ld, self.wall = probe.site_model(site)
         self.ids = [r["id"] for r in regions]
-        self.ld = {(r["id"], g): probe.mean_log_distance(r["position"][0], r["position"][1], p[0], p[1], r["core"])
-                   for r in regions for g, p in self.gateways.items()}
-        home = {g: r["room"] for r in regions for g in r.get("gateways", [])}
-        self.wall = {(r["id"], g): probe.ROOM_LOSS if home.get(g, r["room"]) != r["room"] else 0.0
-                     for r in regions for g in self.gateways}
         self.adjacent = collections.defaultdict(set)
         for a, b in edges_of(site):
             self.adjacent[a].add(b)
@@ -122,19 +113,16 @@ def filter_track(venue, seconds, mode, weight, rho):
     for s, truth, readings in seconds:
         res = venue.residuals(readings)
         gap = None if last is None else s - last
+        own = {k: tempered(res, k) for k in venue.ids}
         if alpha is None or gap > GAP_RESTART_S:
-            top = max(tempered(res, k) for k in venue.ids)
-            alpha = {(k, 0): math.exp(tempered(res, k) - top) for k in venue.ids}
+            top = max(own.values())
+            alpha = {(k, 0): math.exp(own[k] - top) for k in venue.ids}
             alpha.update({(k, 1): 0.0 for k in venue.ids})
         else:
             # Log-likelihood per (from, to) pair: the tempered form does not depend on `from`.
-            logs = {}
-            for k in venue.ids:
-                for i in venue.ids:
-                    if i != k and k not in venue.adjacent[i]:
-                        continue
-                    use_ar = mode == "ar" and gap == 1
-                    logs[(i, k)] = innovation(res, before, i, k) if use_ar else tempered(res, k)
+            use_ar = mode == "ar" and gap == 1
+            logs = {(i, k): innovation(res, before, i, k) if use_ar else own[k]
+                    for k in venue.ids for i in venue.ids if i == k or k in venue.adjacent[i]}
             top = max(logs.values())
             new = {}
             for k in venue.ids:
@@ -167,23 +155,6 @@ def filter_track(venue, seconds, mode, weight, rho):
     return right, scored, changes, true_changes
 
 
-def venues(build):
-    """(name, site file, [(sightings, visits)]) for the Kolakowski open plan and each converted venue."""
-    acc = os.path.join(build, "accuracy")
-    if os.path.exists(os.path.join(acc, "kolakowski-open-plan.yaml")):
-        yield ("Kolakowski open plan", os.path.join(acc, "kolakowski-open-plan.yaml"),
-               [(os.path.join(acc, "kolakowski", f"{run}.sightings.jsonl"),
-                 os.path.join(acc, f"kolakowski-{run}-open-plan.visits.jsonl")) for run in ("test-robot", "calibration")])
-    for name, folder, site in probe.VENUES:
-        work = os.path.join(build, folder)
-        if not os.path.exists(os.path.join(work, site)):
-            continue
-        tracks = [f[:-len(".sightings.jsonl")] for f in sorted(os.listdir(work))
-                  if f.endswith(".sightings.jsonl") and f != "all.sightings.jsonl"]
-        yield (name, os.path.join(work, site),
-               [(os.path.join(work, t + ".sightings.jsonl"), os.path.join(work, t + ".visits.jsonl")) for t in tracks])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=".build")
@@ -192,7 +163,7 @@ def main():
     a = ap.parse_args()
     variants = [("tempered", float(w), 0.0) for w in a.weights.split(",") if w]
     variants += [("ar", 0.4, float(r)) for r in a.rhos.split(",") if r]
-    found = list(venues(a.build))
+    found = list(probe.venue_tracks(a.build))
     if not found:
         sys.exit(f"nothing converted under {a.build}: run scripts/accuracy.sh for the Kolakowski open plan, "
                  "or a venue's converter (tools/realdata/scoreboard.py lists them)")
